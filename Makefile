@@ -1,0 +1,78 @@
+# llmlab: every target creates the virtual environment .venv on first use (only python3 is needed).
+#
+#   make grade     release every lab and grade the demo class (or SUBMITTED=dir [LABS="lab01-..."])
+#   make test      the whole test suite
+#   make release   regenerate labs/ (student notebooks) and the demo class from solutions/
+#   make solutions rebuild and execute solutions/*/*.ipynb from their .py sources
+#   make execute   run every solution notebook with papermill into build/execute/
+#   make lab       open JupyterLab
+#   make model     retrain the tiny models shipped in llmlab/data/models/
+#   make bench     run the benchmarks (quick mode)
+#   make clean     remove generated files (keeps .venv; `make distclean` removes it too)
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(CURDIR)/$(VENV)/bin
+PY := $(BIN)/python
+# The CPU build of torch kept on this project's machines; elsewhere any recent torch works:
+#   make TORCH_SPEC="torch" test
+TORCH_SPEC ?= torch==2.13.0
+TOOLS := course/tools
+
+export PATH := $(BIN):$(PATH)
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export PYTHONHASHSEED := 0
+export MPLBACKEND := Agg
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+.PHONY: all grade test release solutions execute lab model bench clean distclean venv
+
+all: test
+
+$(VENV)/.installed: pyproject.toml
+	@echo "== Preparing $(VENV) (first run only: a few minutes) =="
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@$(PY) -m pip install -q "$(TORCH_SPEC)" 2>$(VENV)/pip.log || (cat $(VENV)/pip.log; exit 1)
+	@$(PY) -m pip install -q -e ".[course,test]" 2>>$(VENV)/pip.log || (cat $(VENV)/pip.log; exit 1)
+	@touch $@
+
+venv: $(VENV)/.installed
+
+grade: $(VENV)/.installed
+ifdef SUBMITTED
+	$(PY) $(TOOLS)/grade.py --submitted "$(SUBMITTED)" $(if $(LABS),--labs $(LABS))
+else
+	$(PY) $(TOOLS)/grade.py $(if $(LABS),--labs $(LABS))
+endif
+
+test: $(VENV)/.installed
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+release: $(VENV)/.installed
+	$(PY) $(TOOLS)/build_solutions.py --check
+	$(PY) $(TOOLS)/release.py
+	$(PY) $(TOOLS)/demo_class.py
+
+solutions: $(VENV)/.installed
+	$(PY) $(TOOLS)/build_solutions.py $(LABS)
+
+execute: $(VENV)/.installed
+	$(PY) $(TOOLS)/execute_labs.py $(LABS)
+
+lab: $(VENV)/.installed
+	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) --notebook-dir=$(CURDIR)
+
+model: $(VENV)/.installed
+	$(PY) -m llmlab.build_models
+
+bench: $(VENV)/.installed
+	@for b in benchmarks/*.py; do echo "== $$b =="; $(PY) $$b --quick || exit 1; done
+
+clean:
+	rm -rf build .pytest_cache course/gradebook.db course/autograded course/feedback course/grades.csv \
+	       course/grading_report.json course/logs course/release
+	find . -name __pycache__ -type d -prune -not -path "./$(VENV)/*" -exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV)

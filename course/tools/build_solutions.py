@@ -1,0 +1,85 @@
+"""Build the nbgrader source notebooks: solutions/<lab>/<lab>.py -> solutions/<lab>/<lab>.ipynb.
+
+The notebook is executed so that it carries the outputs nbval compares against. Usage:
+
+    python course/tools/build_solutions.py [LAB ...] [--no-execute] [--check]
+
+`--check` builds nothing; it fails if a notebook's cells differ from its script (someone edited one
+without the other).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import labtools
+
+
+def execute(nb, lab: str, timeout: int = 600):
+    from nbclient import NotebookClient
+
+    env_backup = dict(os.environ)
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    try:
+        client = NotebookClient(
+            nb,
+            timeout=timeout,
+            kernel_name="python3",
+            resources={"metadata": {"path": str(labtools.SOLUTIONS / lab)}},
+            record_timing=False,
+        )
+        client.execute()
+    finally:
+        os.environ.clear()
+        os.environ.update(env_backup)
+    return nb
+
+
+def build(lab: str, run: bool = True) -> float:
+    start = time.perf_counter()
+    nb = labtools.read_source(lab)
+    if run:
+        execute(nb, lab)
+    labtools.write_notebook(nb, labtools.solution_path(lab))
+    return time.perf_counter() - start
+
+
+def out_of_sync(lab: str) -> list[str]:
+    """Describe every difference between the script and the built notebook (empty when in sync)."""
+    path = labtools.solution_path(lab)
+    if not path.exists():
+        return [f"{path} does not exist: run `make solutions`"]
+    want = labtools.cell_sources(labtools.read_source(lab))
+    have = labtools.cell_sources(labtools.load_json_notebook(path))
+    problems = []
+    if len(want) != len(have):
+        problems.append(f"{lab}: script has {len(want)} cells, notebook has {len(have)}")
+    for i, (w, h) in enumerate(zip(want, have)):
+        if w != h:
+            problems.append(f"{lab}: cell {i} differs ({w[1][:60]!r} vs {h[1][:60]!r})")
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("labs", nargs="*", help="labs to build (default: all)")
+    parser.add_argument("--no-execute", action="store_true", help="write the notebook without running it")
+    parser.add_argument("--check", action="store_true", help="only check that notebooks match their scripts")
+    args = parser.parse_args(argv)
+    labs = args.labs or labtools.lab_names()
+    if args.check:
+        problems = [p for lab in labs for p in out_of_sync(lab)]
+        for p in problems:
+            print(p, file=sys.stderr)
+        return 1 if problems else 0
+    for lab in labs:
+        seconds = build(lab, run=not args.no_execute)
+        print(f"{lab}: {seconds:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

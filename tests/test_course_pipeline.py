@@ -1,0 +1,99 @@
+"""The course's generated material is exactly what the tools generate, and leaks nothing."""
+
+from __future__ import annotations
+
+import configparser
+import re
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "course" / "tools"))
+
+import build_solutions  # noqa: E402
+import demo_class  # noqa: E402
+import labtools  # noqa: E402
+import release  # noqa: E402
+
+LABS = labtools.lab_names()
+
+
+def test_there_are_labs():
+    assert "lab01-que-es-un-llm" in LABS
+
+
+@pytest.mark.parametrize("lab", LABS)
+def test_solution_notebook_matches_its_script(lab):
+    assert build_solutions.out_of_sync(lab) == []
+
+
+@pytest.fixture(scope="module")
+def fresh_release(tmp_path_factory):
+    out = tmp_path_factory.mktemp("release")
+    release.generate(LABS, out)
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lab", LABS)
+def test_labs_folder_is_exactly_the_release(lab, fresh_release):
+    generated = {p.relative_to(fresh_release / lab): p.read_bytes() for p in (fresh_release / lab).rglob("*") if p.is_file()}
+    committed = {p.relative_to(REPO / "labs" / lab): p.read_bytes() for p in (REPO / "labs" / lab).rglob("*") if p.is_file()}
+    assert sorted(committed) == sorted(generated), "run `make release`"
+    for name in generated:
+        assert committed[name] == generated[name], f"labs/{lab}/{name} is stale: run `make release`"
+
+
+@pytest.mark.parametrize("lab", LABS)
+def test_release_leaks_no_solution_or_hidden_test(lab):
+    assert release.leaks([lab], REPO / "labs") == []
+
+
+@pytest.mark.parametrize("lab", LABS)
+def test_release_has_stubs_where_solutions_were(lab):
+    nb = labtools.load_json_notebook(labtools.release_path(lab))
+    answers = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")]
+    assert answers
+    for cell in answers:
+        if cell.cell_type == "code":
+            assert "raise NotImplementedError()" in cell.source
+        else:
+            assert "ESCRIBE AQUÍ TU RESPUESTA" in cell.source
+    assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code")
+
+
+def test_leak_scanner_would_notice_a_leak(tmp_path):
+    lab = LABS[0]
+    nb = labtools.load_json_notebook(labtools.solution_path(lab))
+    labtools.write_notebook(nb, tmp_path / lab / f"{lab}.ipynb")  # "releasing" the solutions as they are
+    assert release.leaks([lab], tmp_path)
+
+
+def test_demo_class_submissions_are_current():
+    assert demo_class.main(["--check"]) == 0
+
+
+def test_environment_yml_lists_the_same_dependencies_as_pyproject():
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    wanted = project["dependencies"] + [d for extra in project["optional-dependencies"].values() for d in extra]
+    names = {re.split(r"[<>=!~ \[]", d, maxsplit=1)[0].lower() for d in wanted}
+    env = (REPO / "environment.yml").read_text()
+    deps = env.split("dependencies:", 1)[1]
+    listed = {re.split(r"[<>=!~ \[]", line.strip()[2:].strip(), maxsplit=1)[0].lower()
+              for line in deps.splitlines() if line.strip().startswith("- ") and not line.strip().startswith("- pip")}
+    listed -= {"python", "-e"}
+    listed = {"torch" if name == "pytorch" else name for name in listed}  # conda calls torch "pytorch"
+    assert names <= listed, f"missing from environment.yml: {sorted(names - listed)}"
+    assert listed <= names, f"in environment.yml but not pyproject.toml: {sorted(listed - names)}"
+    assert "python>=3.10" in env.replace(" ", "")
+
+
+def test_nbval_sanitizers_are_valid_regexes():
+    cfg = configparser.ConfigParser()
+    cfg.read(REPO / "course" / "nbval_sanitize.cfg")
+    assert cfg.sections()
+    for section in cfg.sections():
+        re.compile(cfg[section]["regex"])

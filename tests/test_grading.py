@@ -1,0 +1,116 @@
+"""End-to-end grading with real nbgrader: the demo class, the solutions and the untouched release.
+
+One grading run (module fixture) over a copy of course/submitted plus two extra "students" per
+lab: `zz_solucion` hands in the instructor's solution notebook and must get full marks;
+`zz_sin_tocar` hands in the untouched release and must get 0.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import json
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from labharness import REPO, labtools
+
+sys.path.insert(0, str(REPO / "course" / "tools"))
+import demo_class  # noqa: E402
+
+pytestmark = pytest.mark.slow
+LABS = labtools.lab_names()
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    base = tmp_path_factory.mktemp("grading")
+    submitted = base / "entregas"
+    shutil.copytree(REPO / "course" / "submitted", submitted)
+    for lab in LABS:
+        for student, source in (("zz_solucion", labtools.solution_path(lab)), ("zz_sin_tocar", labtools.release_path(lab))):
+            dest = submitted / student / lab / f"{lab}.ipynb"
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, dest)
+    root = base / "curso"
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "course" / "tools" / "grade.py"), "--submitted", str(submitted), "--root", str(root)],
+        capture_output=True, text=True,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = json.loads((root / "grading_report.json").read_text())
+    results = {(r["student"], r["lab"]): r for r in report["results"]}
+    return root, results, proc.stdout
+
+
+def _auto_points(lab):
+    return sum(ex.points for ex in labtools.exercises(labtools.load_json_notebook(labtools.solution_path(lab))).values())
+
+
+@pytest.mark.parametrize("lab", LABS)
+def test_solution_gets_full_marks(graded, lab):
+    _, results, _ = graded
+    r = results[("zz_solucion", lab)]
+    assert r["score"] == _auto_points(lab), r
+    assert all(v is not None and v > 0 for v in r["tests"].values()), r["tests"]
+    assert "FALLO" not in r["flags"]
+
+
+@pytest.mark.parametrize("lab", LABS)
+def test_untouched_release_scores_zero(graded, lab):
+    _, results, _ = graded
+    r = results[("zz_sin_tocar", lab)]
+    assert r["score"] == 0, r
+    assert set(r["flags"]) <= {"manual"}, r["flags"]
+
+
+DEMO = [(lab, student, spec["expected"]) for lab in demo_class.demo_labs()
+        for student, spec in demo_class.load_spec(lab).items()]
+
+
+@pytest.mark.parametrize("lab,student,expected", DEMO, ids=[f"{d[0][:5]}-{d[1]}" for d in DEMO])
+def test_demo_class_gets_its_expected_grades(graded, lab, student, expected):
+    _, results, _ = graded
+    r = results[(student, lab)]
+    if "score" in expected:
+        assert r["score"] == expected["score"], r
+    assert sorted(r["flags"]) == sorted(expected["flags"]), r
+    for test_id, points in expected.get("tests", {}).items():
+        assert r["tests"][test_id] == points, r["tests"]
+
+
+def test_table_and_grades_csv(graded):
+    root, results, stdout = graded
+    assert "alumno" in stdout and "ana_correcta" in stdout
+    with open(root / "grades.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    keys = {(row["student_id"], row["assignment"]) for row in rows}
+    graded_ok = {k for k, r in results.items() if r["score"] is not None}
+    assert graded_ok <= keys
+
+
+def _visible_text(path):
+    text = re.sub(r"<[^>]+>", "", path.read_text(encoding="utf-8"))
+    return html.unescape(text)
+
+
+@pytest.mark.parametrize("lab", LABS)
+def test_feedback_never_shows_hidden_tests(graded, lab):
+    root, results, _ = graded
+    secrets = labtools.secret_lines(labtools.load_json_notebook(labtools.solution_path(lab)))
+    hidden_only = set()
+    for cell in labtools.load_json_notebook(labtools.solution_path(lab)).cells:
+        if labtools.HIDDEN_BEGIN in cell.source:
+            hidden_only |= {line.strip() for line in cell.source.split(labtools.HIDDEN_BEGIN, 1)[1].splitlines()
+                            if len(line.strip()) >= 20}
+    files = sorted((root / "feedback").glob(f"*/{lab}/*.html"))
+    assert len(files) >= sum(1 for (s, l), r in results.items() if l == lab and r["score"] is not None)
+    for path in files:
+        text = _visible_text(path)
+        assert labtools.HIDDEN_BEGIN not in text
+        for line in sorted(hidden_only & secrets):
+            assert line not in text, f"{path.relative_to(root)} reveals hidden test line {line[:60]!r}"
