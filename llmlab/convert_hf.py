@@ -1,0 +1,229 @@
+"""Convert Hugging Face ``GPT2LMHeadModel`` and ``LlamaForCausalLM`` models into ``llmlab.model.Transformer``.
+
+The converted model computes the same logits (to float32 rounding) and, greedy, the same tokens.
+Nothing is downloaded here: you pass a model object you already have. This module does not
+even import ``transformers``; it reads the model's config and weights.
+
+Loading a real model (needs internet once, e.g. on Colab)::
+
+    !pip install llmlab transformers
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from llmlab.model import from_hf, generate
+
+    # GPT-2 small: 124,439,808 parameters, about 0.5 GB in float32.
+    hf = AutoModelForCausalLM.from_pretrained("openai-community/gpt2")
+    tok = AutoTokenizer.from_pretrained("openai-community/gpt2")
+    model = from_hf(hf).eval()
+    ids = tok("The bank approved the", return_tensors="pt").input_ids
+    out = generate(model, ids, max_new_tokens=20, eos_token_id=tok.eos_token_id)
+    print(tok.decode(out[0]))
+
+    # A Llama with grouped-query attention (TinyLlama 1.1B: 32 query heads share 4 K/V heads).
+    # bfloat16 halves the memory (the argument is called torch_dtype in transformers 4.x).
+    hf = AutoModelForCausalLM.from_pretrained("TinyLlama/TinyLlama-1.1B-Chat-v1.0", dtype=torch.bfloat16)
+    model = from_hf(hf).eval()     # keeps the dtype and device of hf
+
+Llama 3.x checkpoints use ``rope_type="llama3"`` (frequency-dependent RoPE scaling), which this
+module does not implement: ``from_hf`` refuses them with a clear error instead of returning a
+model that is silently wrong on long contexts.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from llmlab.model import ModelConfig, Transformer
+
+__all__ = ["from_hf", "config_from_hf"]
+
+SUPPORTED = "GPT2LMHeadModel (model_type 'gpt2') and LlamaForCausalLM (model_type 'llama')"
+
+
+def _unsupported(what: str) -> ValueError:
+    return ValueError(f"from_hf does not support {what}; supported: {SUPPORTED}")
+
+
+def _hf_config(hf_model):
+    config = getattr(hf_model, "config", None)
+    if config is None or not isinstance(hf_model, nn.Module):
+        raise TypeError(f"hf_model must be a Hugging Face PreTrainedModel, got {type(hf_model).__name__}")
+    model_type = getattr(config, "model_type", None)
+    if model_type not in ("gpt2", "llama"):
+        raise _unsupported(f"model_type {model_type!r} ({type(hf_model).__name__})")
+    if not hasattr(hf_model, "lm_head"):
+        raise _unsupported(
+            f"{type(hf_model).__name__}, which has no LM head; load it with AutoModelForCausalLM"
+        )
+    return config, model_type
+
+
+def _is_tied(hf_model) -> bool:
+    # Trust the tensors, not only the config flag: tied means one storage for both matrices.
+    return hf_model.get_output_embeddings().weight is hf_model.get_input_embeddings().weight
+
+
+def _gpt2_config(hf_model, c) -> ModelConfig:
+    activations = {"gelu_new": "gelu", "gelu_pytorch_tanh": "gelu", "gelu": "gelu_exact"}
+    if c.activation_function not in activations:
+        raise _unsupported(f"GPT-2 activation_function {c.activation_function!r} (expected one of {sorted(activations)})")
+    if not getattr(c, "scale_attn_weights", True):
+        raise _unsupported("GPT-2 with scale_attn_weights=False (scores not divided by sqrt(head_dim))")
+    if getattr(c, "scale_attn_by_inverse_layer_idx", False):
+        raise _unsupported("GPT-2 with scale_attn_by_inverse_layer_idx=True")
+    if getattr(c, "add_cross_attention", False):
+        raise _unsupported("GPT-2 with cross-attention (add_cross_attention=True)")
+    # reorder_and_upcast_attn only changes the rounding in mixed precision: same function, accepted.
+    return ModelConfig(
+        vocab_size=c.vocab_size,
+        n_layers=c.n_layer,
+        d_model=c.n_embd,
+        n_heads=c.n_head,
+        n_kv_heads=c.n_head,
+        d_ff=c.n_inner if c.n_inner is not None else 4 * c.n_embd,
+        max_seq_len=c.n_positions,
+        pos_encoding="learned",
+        norm="layernorm",
+        mlp=activations[c.activation_function],
+        bias=True,
+        tie_embeddings=_is_tied(hf_model),
+        norm_eps=float(c.layer_norm_epsilon),
+        dropout=0.0,  # converted models are for inference
+    )
+
+
+def _llama_rope(c) -> float:
+    """rope_theta, after checking that the RoPE variant is the plain one."""
+    params = getattr(c, "rope_parameters", None)  # transformers >= 5
+    if params:
+        if any(isinstance(v, dict) for v in params.values()):
+            raise _unsupported(f"per-layer-type RoPE parameters {params}")
+        rope_type = params.get("rope_type", params.get("type", "default"))
+        theta = params.get("rope_theta", getattr(c, "rope_theta", 10000.0))
+        partial = params.get("partial_rotary_factor", 1.0)
+    else:  # transformers 4.x
+        scaling = getattr(c, "rope_scaling", None) or {}
+        rope_type = scaling.get("rope_type", scaling.get("type", "default"))
+        theta = getattr(c, "rope_theta", 10000.0)
+        partial = getattr(c, "partial_rotary_factor", 1.0)
+    if rope_type != "default":
+        raise _unsupported(f"rope_type {rope_type!r} (only plain RoPE, rope_type 'default', is implemented)")
+    if partial != 1.0:
+        raise _unsupported(f"partial_rotary_factor={partial} (RoPE on part of each head)")
+    return float(theta)
+
+
+def _llama_config(hf_model, c) -> ModelConfig:
+    if c.hidden_act != "silu":
+        raise _unsupported(f"Llama hidden_act {c.hidden_act!r} (SwiGLU needs 'silu')")
+    attention_bias, mlp_bias = bool(getattr(c, "attention_bias", False)), bool(getattr(c, "mlp_bias", False))
+    if attention_bias != mlp_bias:
+        raise _unsupported(
+            f"attention_bias={attention_bias} with mlp_bias={mlp_bias}: llmlab has one bias flag for every Linear"
+        )
+    head_dim = getattr(c, "head_dim", None) or c.hidden_size // c.num_attention_heads
+    return ModelConfig(
+        vocab_size=c.vocab_size,
+        n_layers=c.num_hidden_layers,
+        d_model=c.hidden_size,
+        n_heads=c.num_attention_heads,
+        n_kv_heads=c.num_key_value_heads or c.num_attention_heads,
+        d_ff=c.intermediate_size,
+        max_seq_len=c.max_position_embeddings,
+        pos_encoding="rope",
+        norm="rmsnorm",
+        mlp="swiglu",
+        bias=attention_bias,
+        tie_embeddings=_is_tied(hf_model),
+        norm_eps=float(c.rms_norm_eps),
+        rope_theta=_llama_rope(c),
+        head_dim=head_dim,
+        dropout=0.0,
+    )
+
+
+def config_from_hf(hf_model) -> ModelConfig:
+    """The ``ModelConfig`` equivalent to a HF GPT-2 or Llama causal LM (raises ``ValueError`` if unsupported)."""
+    c, model_type = _hf_config(hf_model)
+    return _gpt2_config(hf_model, c) if model_type == "gpt2" else _llama_config(hf_model, c)
+
+
+def _gpt2_state_dict(hf_model, config: ModelConfig) -> dict[str, torch.Tensor]:
+    # GPT-2 stores its Linear layers as "Conv1D": weight [in, out], y = x @ W + b.
+    # nn.Linear stores [out, in], y = x @ W.T + b, hence the transposes.
+    hf = hf_model.transformer
+    d = config.d_model
+    sd = {"tok_emb.weight": hf.wte.weight, "pos_emb.table.weight": hf.wpe.weight}
+    for i, h in enumerate(hf.h):
+        p = f"blocks.{i}."
+        w, b = h.attn.c_attn.weight, h.attn.c_attn.bias  # q, k, v side by side: [d, 3d]
+        for j, name in enumerate(("q_proj", "k_proj", "v_proj")):
+            sd[p + f"attn.{name}.weight"] = w[:, j * d : (j + 1) * d].t()
+            sd[p + f"attn.{name}.bias"] = b[j * d : (j + 1) * d]
+        sd[p + "attn.o_proj.weight"] = h.attn.c_proj.weight.t()
+        sd[p + "attn.o_proj.bias"] = h.attn.c_proj.bias
+        sd[p + "attn_norm.weight"], sd[p + "attn_norm.bias"] = h.ln_1.weight, h.ln_1.bias
+        sd[p + "mlp_norm.weight"], sd[p + "mlp_norm.bias"] = h.ln_2.weight, h.ln_2.bias
+        sd[p + "mlp.up.weight"], sd[p + "mlp.up.bias"] = h.mlp.c_fc.weight.t(), h.mlp.c_fc.bias
+        sd[p + "mlp.down.weight"], sd[p + "mlp.down.bias"] = h.mlp.c_proj.weight.t(), h.mlp.c_proj.bias
+    sd["final_norm.weight"], sd["final_norm.bias"] = hf.ln_f.weight, hf.ln_f.bias
+    sd["lm_head.weight"] = hf_model.lm_head.weight
+    return sd
+
+
+def _llama_state_dict(hf_model, config: ModelConfig) -> dict[str, torch.Tensor]:
+    # Same layout as ours (nn.Linear everywhere). HF's checkpoint already permuted q/k rows for
+    # the "rotate half" RoPE pairing, which is the one llmlab uses, so no permutation is needed.
+    hf = hf_model.model
+    sd = {"tok_emb.weight": hf.embed_tokens.weight}
+    names = {
+        "attn.q_proj": "self_attn.q_proj",
+        "attn.k_proj": "self_attn.k_proj",
+        "attn.v_proj": "self_attn.v_proj",
+        "attn.o_proj": "self_attn.o_proj",
+        "mlp.gate": "mlp.gate_proj",
+        "mlp.up": "mlp.up_proj",
+        "mlp.down": "mlp.down_proj",
+    }
+    for i, layer in enumerate(hf.layers):
+        p = f"blocks.{i}."
+        hf_params = dict(layer.named_parameters())
+        for ours, theirs in names.items():
+            sd[p + ours + ".weight"] = hf_params[theirs + ".weight"]
+            if config.bias:
+                sd[p + ours + ".bias"] = hf_params[theirs + ".bias"]
+        sd[p + "attn_norm.weight"] = layer.input_layernorm.weight
+        sd[p + "mlp_norm.weight"] = layer.post_attention_layernorm.weight
+    sd["final_norm.weight"] = hf.norm.weight
+    sd["lm_head.weight"] = hf_model.lm_head.weight
+    return sd
+
+
+def _empty_model(config: ModelConfig, dtype: torch.dtype, device: torch.device) -> Transformer:
+    # Build on the "meta" device (shapes only), then allocate in the target dtype: no random
+    # initialisation and no float32 copy of a large model. GPT-2 and Llama have no buffers
+    # (RoPE is computed on the fly), so nothing is left uninitialised after to_empty.
+    with torch.device("meta"):
+        model = Transformer(config)
+    model = model.to(dtype=dtype).to_empty(device=device)
+    if config.tie_embeddings:
+        model.lm_head.weight = model.tok_emb.weight  # to_empty gives each a separate tensor: tie again
+    return model
+
+
+@torch.no_grad()
+def from_hf(hf_model) -> Transformer:
+    """A ``Transformer`` with the weights of a HF ``GPT2LMHeadModel`` or ``LlamaForCausalLM``.
+
+    The weights are copied (the two models do not share memory); dtype and device follow
+    ``hf_model``. Unsupported models or options (other architectures, RoPE scaling, attention
+    biases without MLP biases, ...) raise ``ValueError``. See the module docstring for loading
+    real checkpoints with ``AutoModelForCausalLM.from_pretrained``.
+    """
+    config = config_from_hf(hf_model)
+    state = _gpt2_state_dict(hf_model, config) if config.pos_encoding == "learned" else _llama_state_dict(hf_model, config)
+    reference = hf_model.get_input_embeddings().weight
+    model = _empty_model(config, reference.dtype, reference.device)
+    model.load_state_dict(state, strict=True)  # strict: every weight must be accounted for
+    return model.eval()
