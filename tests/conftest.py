@@ -5,9 +5,14 @@ import os
 # Set before anything imports transformers / huggingface_hub.
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
+os.environ.setdefault("MPLBACKEND", "Agg")
 
 import pytest  # noqa: E402
 import torch  # noqa: E402
+
+# One intra-op thread: the tests' tensors are tiny, and on a busy 2-core machine a second torch
+# thread only spins. Results do not depend on it (the tests compare with explicit tolerances).
+torch.set_num_threads(1)
 
 
 @pytest.fixture(autouse=True)
