@@ -114,3 +114,33 @@ def test_feedback_never_shows_hidden_tests(graded, lab):
         assert labtools.HIDDEN_BEGIN not in text
         for line in sorted(hidden_only & secrets):
             assert line not in text, f"{path.relative_to(root)} reveals hidden test line {line[:60]!r}"
+
+
+LOOP = "def softmax(logits, temperature=1.0):\n    while True:\n        pass"
+DIE = "import os\n\ndef softmax(logits, temperature=1.0):\n    os._exit(1)"
+
+
+def test_stuck_and_crashing_submissions_are_flagged_and_never_stop_the_class(tmp_path):
+    """A student whose cell never ends, one who kills the kernel, and a good one, in one run."""
+    lab = LABS[0]
+    base = tmp_path / "entregas"
+    every = {gid: "solution" for gid in labtools.exercises(labtools.load_json_notebook(labtools.solution_path(lab)))}
+    spec = {"bucle": {"answers": {**every, "softmax": LOOP}}, "muere": {"answers": {**every, "softmax": DIE}},
+            "bien": {"answers": "solution"}}
+    for student, answers in spec.items():
+        dest = base / student / lab / f"{lab}.ipynb"
+        dest.parent.mkdir(parents=True)
+        dest.write_text(demo_class.build_submission(lab, answers), encoding="utf-8")
+    root = tmp_path / "curso"
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "course" / "tools" / "grade.py"), "--submitted", str(base), "--root", str(root),
+         "--labs", lab, "--cell-timeout", "5"],
+        capture_output=True, text=True,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    results = {r["student"]: r for r in json.loads((root / "grading_report.json").read_text())["results"]}
+    assert "tiempo" in results["bucle"]["flags"]
+    assert results["bucle"]["tests"]["test_softmax"] == 0
+    assert results["bucle"]["score"] > 0  # the other exercises still ran after the interruption
+    assert "FALLO" in results["muere"]["flags"] or results["muere"]["tests"]["test_softmax"] == 0
+    assert results["bien"]["score"] == _auto_points(lab) and "FALLO" not in results["bien"]["flags"]

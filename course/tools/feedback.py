@@ -6,9 +6,13 @@ hidden tests are generic by construction (see `llmlab.checks.hidden`).
 """
 
 from nbconvert.preprocessors import Preprocessor
+from traitlets import Bool
 
 
 class CleanTestTracebacks(Preprocessor):
+    # nbconvert registers preprocessors disabled unless they say otherwise.
+    enabled = Bool(True).tag(config=True)
+
     def preprocess_cell(self, cell, resources, index):
         meta = cell.metadata.get("nbgrader", {})
         if cell.cell_type == "code" and meta.get("grade") and not meta.get("solution"):

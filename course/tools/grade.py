@@ -256,7 +256,8 @@ def print_table(results: list[Result], labs: list[str], students: list[str]) -> 
 
 # ------------------------------------------------------------------------------ main
 
-def grade(root: Path, submitted: Path, labs: list[str], release_to_labs: bool, quiet: bool = False) -> list[Result]:
+def grade(root: Path, submitted: Path, labs: list[str], release_to_labs: bool, quiet: bool = False,
+          cell_timeout: int | None = None) -> list[Result]:
     """Grade the submissions in `submitted` inside the course root `root`."""
     root = root.resolve()
     (root / "logs").mkdir(parents=True, exist_ok=True)
@@ -270,6 +271,8 @@ def grade(root: Path, submitted: Path, labs: list[str], release_to_labs: bool, q
         f"--CourseDirectory.db_url={db_url}",
         "--CourseDirectory.submitted_directory=staged",
     ]
+    if cell_timeout:
+        overrides.append(f"--Execute.timeout={int(cell_timeout)}")
     if not release_to_labs:
         overrides.append(f"--CourseDirectory.release_directory={root / 'release'}")
     release_dir = labtools.LABS if release_to_labs else root / "release"
@@ -334,6 +337,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--submitted", type=Path, help="an instructor's folder of submissions")
     parser.add_argument("--root", type=Path, help="course root to grade in (default: course/ or build/grading/<DIR>)")
     parser.add_argument("--labs", nargs="*", help="labs to grade (default: all)")
+    parser.add_argument("--cell-timeout", type=int, help="seconds per cell (default: nbgrader_config.py)")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
 
@@ -359,7 +363,7 @@ def main(argv: list[str] | None = None) -> int:
         submitted = root / "submitted"
         release_to_labs = root.resolve() == labtools.COURSE.resolve()
     start = time.perf_counter()
-    results = grade(root, submitted, labs, release_to_labs, quiet=args.quiet)
+    results = grade(root, submitted, labs, release_to_labs, quiet=args.quiet, cell_timeout=args.cell_timeout)
     print()
     print_table(results, labs, students_in(root / "staged"))
     print()
