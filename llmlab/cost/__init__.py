@@ -1,0 +1,122 @@
+"""Serving-cost models: parameters, memory, speed and price of running a language model.
+
+The package goes from chapter 01's back-of-the-envelope formulas to models exact for real
+architectures, one idea per module:
+
+- ``basics``: the textbook formulas (12·L·d², N·bytes, 2·L·n·d·B for the KV cache, "does it fit?").
+- ``spec``: ``ModelSpec``, a real architecture read from its ``config.json``; exact parameter
+  counts (equal to the Hugging Face model's), active parameters of an MoE, KV bytes, FLOPs.
+- ``formats``: bits per weight of fp16, int8, llama.cpp Q8_0/Q4_0, GPTQ 4-bit, per tensor kind.
+- ``hardware`` and ``catalog``: ``Hardware`` and the shipped catalogs of models and devices,
+  every number with its source.
+- ``memory``: weight memory per format and ``fit_check`` with its breakdown.
+- ``speed``: the roofline with explicit efficiency factors: prefill, decode, TTFT, latency.
+- ``serving``: chapter 07's serving budget, batching, shared capacity and cost per token.
+- ``simulate``: static vs continuous batching, contiguous vs paged KV, speculative decoding.
+- ``measured``, ``fit``, ``calibrate``: published measurements, fitting the efficiency factors,
+  and measuring this machine (lab 08).
+
+Units everywhere: bytes; ``GB = 1e9``, ``GiB = 2**30``; seconds; tokens/s.
+"""
+
+from .basics import (
+    BYTES_PER_PARAM,
+    GB,
+    GiB,
+    MiB,
+    attention_cost,
+    attention_flops,
+    choose_model,
+    fits_on_gpu,
+    flops_per_token_ratio,
+    inference_memory_gb,
+    kv_cache_bytes,
+    linear_param_count,
+    mlp_param_count,
+    moe_active_fraction,
+    param_breakdown,
+    transformer_param_estimate,
+    weight_memory,
+)
+from .catalog import get_hardware, get_model, hardware_entry, load_hardware_catalog, load_model_catalog, model_entry
+from .formats import WEIGHT_FORMATS, WeightFormat, get_weight_format
+from .hardware import Hardware
+from .memory import FitReport, fit_check, max_batch, weight_bytes, weight_memory_table
+from .serving import (
+    api_cost,
+    batched_decode,
+    batching_curve,
+    cost_per_million_tokens,
+    energy_per_token_j,
+    kv_bytes,
+    kv_bytes_per_token,
+    kv_gib_for_context,
+    kv_mib_per_token,
+    latency_percentiles,
+    latency_with_users,
+    max_concurrent_sequences,
+    serving_memory_gb,
+    shared_latency_s,
+    total_latency_s,
+    weight_memory_gb,
+)
+from .simulate import (
+    BatchingResult,
+    KVAllocationResult,
+    expected_tokens_per_pass,
+    optimal_draft_length,
+    paged_kv_usage,
+    random_requests,
+    simulate_batching,
+    simulate_kv_allocation,
+    simulate_speculative,
+    speculative_speedup,
+    speculative_step,
+    vllm_block_bytes,
+    vllm_num_blocks,
+)
+from .spec import SLIDING_CONVENTIONS, SUPPORTED_MODEL_TYPES, ModelSpec
+from .speed import (
+    DEFAULT_EFFICIENCY,
+    IDEAL,
+    Efficiency,
+    StepTime,
+    arithmetic_intensity,
+    attainable_tflops,
+    decode_step,
+    decode_tokens_per_s,
+    expected_experts_touched,
+    generation,
+    prefill,
+    prefill_time_s,
+    prefill_tokens_per_s,
+    roofline_time,
+    ttft_s,
+)
+
+__all__ = [
+    # chapter 01 basics
+    "GB", "GiB", "MiB", "BYTES_PER_PARAM", "linear_param_count", "transformer_param_estimate",
+    "param_breakdown", "mlp_param_count", "weight_memory", "kv_cache_bytes", "inference_memory_gb",
+    "fits_on_gpu", "moe_active_fraction", "flops_per_token_ratio", "choose_model", "attention_cost",
+    "attention_flops",
+    # real architectures, formats, hardware, catalogs
+    "ModelSpec", "SUPPORTED_MODEL_TYPES", "SLIDING_CONVENTIONS", "WeightFormat", "WEIGHT_FORMATS",
+    "get_weight_format", "Hardware", "load_model_catalog", "load_hardware_catalog", "get_model",
+    "get_hardware", "model_entry", "hardware_entry",
+    # memory
+    "weight_bytes", "weight_memory_table", "FitReport", "fit_check", "max_batch",
+    # speed
+    "Efficiency", "IDEAL", "DEFAULT_EFFICIENCY", "StepTime", "arithmetic_intensity", "roofline_time",
+    "attainable_tflops", "expected_experts_touched", "decode_step", "decode_tokens_per_s", "prefill",
+    "prefill_time_s", "prefill_tokens_per_s", "ttft_s", "generation",
+    # serving
+    "kv_bytes", "kv_bytes_per_token", "kv_mib_per_token", "kv_gib_for_context", "weight_memory_gb",
+    "serving_memory_gb", "max_concurrent_sequences", "total_latency_s", "shared_latency_s",
+    "latency_percentiles", "batched_decode", "batching_curve", "latency_with_users",
+    "cost_per_million_tokens", "api_cost", "energy_per_token_j",
+    # simulators
+    "BatchingResult", "simulate_batching", "random_requests", "paged_kv_usage", "KVAllocationResult",
+    "simulate_kv_allocation", "vllm_block_bytes", "vllm_num_blocks", "expected_tokens_per_pass",
+    "speculative_speedup", "optimal_draft_length", "simulate_speculative", "speculative_step",
+]

@@ -1,0 +1,389 @@
+"""How fast: a roofline with explicit efficiency factors, for prefill and decode.
+
+One forward pass moves ``bytes`` through memory and does ``flops`` of arithmetic. On a device with
+bandwidth ``BW`` and peak ``F`` it cannot take less than ``max(bytes/BW, flops/F)``. Real runtimes
+get a fraction of each peak and also pay a fixed latency per layer (kernel launches, small
+kernels such as norms and rotary embeddings that cannot fill the GPU). So:
+
+    time = max(bytes / (BW · η_bw), flops / (F · η_f)) + n_layers · t_layer
+
+* **Decode** (one new token per sequence): ``bytes`` = every weight once (an MoE reads only the
+  experts the batch touches; the embedding table only one row per token unless it doubles as
+  the head) + the cached keys and values of the context; ``flops`` ≈ 2 · active params per token
+  + attention. Arithmetic intensity ≈ batch size, so decode is memory-bound.
+* **Prefill** (the prompt, in chunks of ``ubatch`` tokens): ``flops`` = 2 · params per token +
+  causal attention; each chunk reads the weights once. Intensity ≈ chunk size: compute-bound.
+
+``Efficiency()`` is the ideal roofline (no overheads). ``DEFAULT_EFFICIENCY`` holds factors fitted
+on published llama.cpp measurements (serving-facts §2b); see its ``provenance``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .formats import WeightFormat, get_weight_format
+from .hardware import Hardware
+from .spec import ModelSpec
+
+__all__ = [
+    "Efficiency",
+    "IDEAL",
+    "DEFAULT_EFFICIENCY",
+    "StepTime",
+    "arithmetic_intensity",
+    "roofline_time",
+    "attainable_tflops",
+    "expected_experts_touched",
+    "decode_step",
+    "decode_tokens_per_s",
+    "prefill",
+    "prefill_time_s",
+    "prefill_tokens_per_s",
+    "ttft_s",
+    "generation",
+]
+
+FALLBACK_CLOCK_GHZ = 1.5  # for a device with no published clock: a typical GPU boost clock
+
+
+@dataclass(frozen=True)
+class Efficiency:
+    """The explicit fudge factors of the roofline, each with a physical meaning.
+
+    ``bandwidth``: fraction of peak memory bandwidth reached while streaming weights and KV.
+    ``compute``: fraction of the peak matrix throughput reached by the matmuls.
+    ``layer_overhead_cycles``: fixed latency per layer and forward pass, in device clock cycles
+    (converted with ``Hardware.clock_ghz``); ``layer_overhead_s`` gives it in seconds instead.
+    ``accumulate``: which fp16 peak the runtime can use ("fp16": fp16-accumulate GEMMs, full rate
+    on GeForce; "fp32": PyTorch's default, half rate on GeForce).
+    ``prefill_dequant``: quantised weights are expanded to an fp16 copy before the prefill GEMMs
+    (writing and re-reading 2 bytes per weight per chunk), as llama.cpp's cuBLAS path does.
+    ``ubatch``: prompt tokens per prefill chunk (each chunk reads the weights once).
+    ``prefill_logits``: ``"last"`` if the runtime computes the output head only for the last prompt
+    token (generation runtimes), ``"all"`` if for every position (a plain ``model(ids)`` call).
+    """
+
+    bandwidth: float = 1.0
+    compute: float = 1.0
+    layer_overhead_cycles: float = 0.0
+    layer_overhead_s: float | None = None
+    accumulate: str = "fp32"
+    prefill_dequant: bool = False
+    ubatch: int = 512
+    prefill_logits: str = "last"
+    name: str = "ideal roofline"
+    provenance: str = ""
+
+    def __post_init__(self):
+        for attr in ("bandwidth", "compute"):
+            v = getattr(self, attr)
+            if not isinstance(v, (int, float)) or not 0 < v <= 1.5:
+                raise ValueError(f"{attr} efficiency must be in (0, 1.5], got {v!r}")
+        if self.layer_overhead_cycles < 0 or (self.layer_overhead_s is not None and self.layer_overhead_s < 0):
+            raise ValueError("layer overheads must be >= 0")
+        if self.accumulate not in ("fp32", "fp16"):
+            raise ValueError(f"accumulate must be 'fp32' or 'fp16', got {self.accumulate!r}")
+        if not isinstance(self.ubatch, int) or self.ubatch <= 0:
+            raise ValueError(f"ubatch must be a positive int, got {self.ubatch!r}")
+        if self.prefill_logits not in ("last", "all"):
+            raise ValueError(f"prefill_logits must be 'last' or 'all', got {self.prefill_logits!r}")
+
+    def layer_overhead(self, hardware: Hardware) -> float:
+        """Seconds of fixed latency per layer per forward pass on ``hardware``."""
+        if self.layer_overhead_s is not None:
+            return self.layer_overhead_s
+        clock = hardware.clock_ghz or FALLBACK_CLOCK_GHZ
+        return self.layer_overhead_cycles / (clock * 1e9)
+
+
+IDEAL = Efficiency()
+
+# Fitted by benchmarks/fit_efficiency.py on the XiongjieDai llama.cpp table (serving-facts §2b):
+# 6 NVIDIA GPUs x {7B Q4_0, 7B F16} x {decode tg128, prefill pp512} + 70B Q4_0 decode, 27 points.
+DEFAULT_EFFICIENCY = Efficiency(
+    bandwidth=0.945,
+    compute=0.248,
+    layer_overhead_cycles=260_000.0,
+    accumulate="fp16",
+    prefill_dequant=True,
+    ubatch=512,
+    prefill_logits="last",
+    name="llama.cpp CUDA (Dec 2023), fitted",
+    provenance=(
+        "Fitted (least squares on log(predicted/measured); decode rows for bandwidth and overhead, "
+        "prefill rows for compute) on the 27 points of serving-facts §2b: "
+        "XiongjieDai/GPU-Benchmarks-on-LLM-Inference, llama.cpp Dec 2023, LLaMA-2-7B Q4_0/F16 "
+        "tg128 and pp512 on RTX 3090/4080/4090, RTX A6000, A100 80GB, H100 PCIe, plus LLaMA-2-70B "
+        "Q4_0 tg128. Decode: MAPE 6.6 %, worst +19.4 % (H100 PCIe, 70B Q4_0); leave-one-GPU-out "
+        "MAPE 7.9 %, worst 22 %. Prefill: MAPE 31.5 %, worst +113 % (H100 PCIe Q4_0): that "
+        "llama.cpp did not exploit the larger tensor cores of data-centre GPUs. On the later "
+        "LLaMA-3-8B table (May 2024, not fitted) decode MAPE is 10 %, prefill is 36-50 % too "
+        "slow (llama.cpp's prompt processing got about 2x faster in between). The compute factor "
+        "is relative to NVIDIA tensor-core peaks; on chips without tensor cores (Apple, CPUs) "
+        "calibrate it (llmlab.cost.calibrate). Reproduce: python benchmarks/fit_efficiency.py"
+    ),
+)
+
+
+@dataclass(frozen=True)
+class StepTime:
+    """Roofline breakdown of one or more forward passes (seconds, FLOPs, bytes).
+
+    For a single pass the busy time is ``max(compute_s, memory_s)``; for several passes run one
+    after the other (prefill chunks) ``busy_s`` is the sum of each pass's max, while
+    ``compute_s`` and ``memory_s`` are the summed terms, for information.
+    """
+
+    flops: float
+    bytes: float
+    compute_s: float
+    memory_s: float
+    overhead_s: float
+    busy_s: float | None = None
+
+    @property
+    def total_s(self) -> float:
+        busy = max(self.compute_s, self.memory_s) if self.busy_s is None else self.busy_s
+        return busy + self.overhead_s
+
+    @property
+    def bound(self) -> str:
+        """Which term dominates: ``"memory"``, ``"compute"`` or ``"overhead"``."""
+        terms = {"memory": self.memory_s, "compute": self.compute_s, "overhead": self.overhead_s}
+        return max(terms, key=terms.get)
+
+    @property
+    def arithmetic_intensity(self) -> float:
+        """FLOPs per byte moved."""
+        return arithmetic_intensity(self.flops, self.bytes)
+
+    def __str__(self) -> str:
+        return (f"{self.total_s * 1e3:.3f} ms ({self.bound}-bound): memory {self.memory_s * 1e3:.3f} ms, "
+                f"compute {self.compute_s * 1e3:.3f} ms, overhead {self.overhead_s * 1e3:.3f} ms; "
+                f"{self.bytes / 1e9:.3f} GB, {self.flops / 1e9:.3f} GFLOP, {self.arithmetic_intensity:.1f} FLOP/B")
+
+
+def arithmetic_intensity(flops: float, nbytes: float) -> float:
+    """FLOPs per byte; the roofline's x axis."""
+    if nbytes <= 0:
+        raise ValueError(f"bytes must be > 0, got {nbytes}")
+    return flops / nbytes
+
+
+def roofline_time(flops: float, nbytes: float, hardware: Hardware, efficiency: Efficiency = IDEAL) -> float:
+    """``max(bytes / (BW·η_bw), flops / (F·η_f))`` in seconds (no per-layer overhead)."""
+    if flops < 0 or nbytes < 0:
+        raise ValueError("flops and bytes must be >= 0")
+    compute = flops / (hardware.peak_flops(efficiency.accumulate) * efficiency.compute) if flops else 0.0
+    memory = nbytes / (hardware.bandwidth_bytes_s * efficiency.bandwidth)
+    return max(compute, memory)
+
+
+def attainable_tflops(intensity: float, hardware: Hardware, efficiency: Efficiency = IDEAL) -> float:
+    """The roofline curve: ``min(F·η_f, intensity · BW·η_bw)`` in TFLOP/s, for plotting."""
+    peak = hardware.peak_flops(efficiency.accumulate) * efficiency.compute
+    return min(peak, intensity * hardware.bandwidth_bytes_s * efficiency.bandwidth) / 1e12
+
+
+def expected_experts_touched(spec: ModelSpec, tokens: int) -> float:
+    """Experts per layer at least one of ``tokens`` tokens is routed to, with uniform routing:
+    ``E · (1 - (1 - k/E)^tokens)``. One token touches k; a large batch touches all E."""
+    if not spec.is_moe:
+        return 1.0
+    E, k = spec.n_experts, spec.experts_per_token
+    return E * (1.0 - (1.0 - k / E) ** tokens)
+
+
+def _weight_read_bytes(spec: ModelSpec, fmt: WeightFormat, tokens: int, head: bool = True) -> float:
+    """Weight bytes one forward pass over ``tokens`` tokens (all sequences) streams from memory:
+    the block matrices (only the experts touched), the vectors, one embedding row per token
+    and, when logits are computed, the whole output head."""
+    g = spec.tensor_groups(experts=expected_experts_touched(spec, tokens))
+    rows = tokens * spec.hidden_size  # one token-embedding row per token
+    pos_rows = rows if spec.learned_positions else 0
+    if spec.tie_word_embeddings:
+        # the table is the head: read whole when logits are computed, one row per token otherwise
+        table = g["head"] if head else min(g["head"], rows)
+        bits = table * fmt.head_bits + min(g["embedding"], pos_rows) * fmt.embedding_bits
+    else:
+        bits = (g["head"] * fmt.head_bits if head else 0) + min(g["embedding"], rows + pos_rows) * fmt.embedding_bits
+    bits += g["matrices"] * fmt.matrix_bits + g["vectors"] * fmt.vector_bits
+    return bits / 8
+
+
+def _kv_bytes(spec: ModelSpec, kv_bytes_per_value: float | None, fmt: WeightFormat) -> float:
+    b = fmt.kv_default_bytes if kv_bytes_per_value is None else kv_bytes_per_value
+    if not isinstance(b, (int, float)) or b <= 0:
+        raise ValueError(f"kv_bytes_per_value must be a number > 0, got {b!r}")
+    return 2 * spec.kv_dim * b  # one key and one value vector per KV head, per position and layer
+
+
+def _pass(spec, hardware, efficiency, flops, nbytes) -> StepTime:
+    compute = flops / (hardware.peak_flops(efficiency.accumulate) * efficiency.compute)
+    memory = nbytes / (hardware.bandwidth_bytes_s * efficiency.bandwidth)
+    return StepTime(flops, nbytes, compute, memory, spec.n_layers * efficiency.layer_overhead(hardware))
+
+
+def _check(spec, hardware):
+    if not isinstance(spec, ModelSpec):
+        raise TypeError(f"spec must be a ModelSpec, got {type(spec).__name__}")
+    if not isinstance(hardware, Hardware):
+        raise TypeError(f"hardware must be a Hardware, got {type(hardware).__name__}")
+
+
+def _nonneg_int(v, name):
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        raise ValueError(f"{name} must be an int >= 0, got {v!r}")
+    return v
+
+
+def decode_step(
+    spec: ModelSpec,
+    hardware: Hardware,
+    weight_format: str = "f16",
+    context: int = 512,
+    batch: int = 1,
+    kv_bytes_per_value: float | None = None,
+    efficiency: Efficiency = DEFAULT_EFFICIENCY,
+) -> StepTime:
+    """One decode step: ``batch`` sequences each add one token after ``context`` cached tokens."""
+    _check(spec, hardware)
+    _nonneg_int(context, "context")
+    if _nonneg_int(batch, "batch") == 0:
+        raise ValueError("batch must be >= 1")
+    fmt = get_weight_format(weight_format)
+    kv_read = batch * _kv_bytes(spec, kv_bytes_per_value, fmt) * spec.attended_keys(1, context)
+    nbytes = _weight_read_bytes(spec, fmt, batch) + kv_read
+    flops = batch * spec.forward_flops(1, context=context)
+    return _pass(spec, hardware, efficiency, flops, nbytes)
+
+
+def decode_tokens_per_s(
+    spec: ModelSpec,
+    hardware: Hardware,
+    weight_format: str = "f16",
+    context: int = 512,
+    batch: int = 1,
+    kv_bytes_per_value: float | None = None,
+    efficiency: Efficiency = DEFAULT_EFFICIENCY,
+) -> float:
+    """Tokens per second **per sequence** at this context; the whole batch makes ``batch`` times more."""
+    return 1.0 / decode_step(spec, hardware, weight_format, context, batch, kv_bytes_per_value, efficiency).total_s
+
+
+def prefill(
+    spec: ModelSpec,
+    hardware: Hardware,
+    n_tokens: int,
+    weight_format: str = "f16",
+    batch: int = 1,
+    context: int = 0,
+    kv_bytes_per_value: float | None = None,
+    efficiency: Efficiency = DEFAULT_EFFICIENCY,
+) -> StepTime:
+    """Process ``n_tokens`` prompt tokens for each of ``batch`` sequences (after ``context`` cached).
+
+    The prompt goes through in chunks of ``efficiency.ubatch`` tokens per sequence; each chunk
+    reads the weights once, writes its keys and values and reads the cached ones for attention.
+    """
+    _check(spec, hardware)
+    if _nonneg_int(n_tokens, "n_tokens") == 0:
+        raise ValueError("n_tokens must be >= 1")
+    if _nonneg_int(batch, "batch") == 0:
+        raise ValueError("batch must be >= 1")
+    _nonneg_int(context, "context")
+    fmt = get_weight_format(weight_format)
+    kv = _kv_bytes(spec, kv_bytes_per_value, fmt)
+    dequant = efficiency.prefill_dequant and fmt.matrix_bits < 16
+    gemm_fmt = get_weight_format("fp16") if dequant else fmt
+    total = None
+    done = 0
+    while done < n_tokens:
+        chunk = min(efficiency.ubatch, n_tokens - done)
+        ctx = context + done
+        last = done + chunk == n_tokens
+        logits = "all" if efficiency.prefill_logits == "all" else ("last" if last else "none")
+        flops = batch * spec.forward_flops(chunk, context=ctx, logits=logits)
+        nbytes = _weight_read_bytes(spec, gemm_fmt, batch * chunk, head=logits != "none")
+        # keys/values: read the cached ones once per layer (flash-attention tiling), write the new ones
+        nbytes += batch * kv * (sum(spec.kv_tokens_stored(ctx, "window")) + spec.n_layers * chunk)
+        step = _pass(spec, hardware, efficiency, flops, nbytes)
+        if dequant:
+            # A separate memory-bound pass before the GEMMs: read the quantised weights, write an
+            # fp16 copy (the GEMM then reads that copy, counted above).
+            g = spec.tensor_groups(experts=expected_experts_touched(spec, batch * chunk))
+            head = g["head"] if logits != "none" else 0
+            params = g["matrices"] + head
+            quant = g["matrices"] * fmt.matrix_bits / 8 + head * fmt.head_bits / 8
+            step = _sum(StepTime(0.0, quant + 2 * params, 0.0,
+                                 (quant + 2 * params) / (hardware.bandwidth_bytes_s * efficiency.bandwidth), 0.0), step)
+        total = step if total is None else _sum(total, step)
+        done += chunk
+    return total
+
+
+def _sum(a: StepTime, b: StepTime) -> StepTime:
+    """Two passes one after the other: busy times and overheads add."""
+    return StepTime(a.flops + b.flops, a.bytes + b.bytes, a.compute_s + b.compute_s,
+                    a.memory_s + b.memory_s, a.overhead_s + b.overhead_s,
+                    busy_s=a.total_s - a.overhead_s + b.total_s - b.overhead_s)
+
+
+def prefill_time_s(spec: ModelSpec, hardware: Hardware, n_tokens: int, weight_format: str = "f16",
+                   batch: int = 1, efficiency: Efficiency = DEFAULT_EFFICIENCY,
+                   kv_bytes_per_value: float | None = None) -> float:
+    """Seconds to prefill ``n_tokens`` prompt tokens for each of ``batch`` sequences."""
+    return prefill(spec, hardware, n_tokens, weight_format, batch, kv_bytes_per_value=kv_bytes_per_value,
+                   efficiency=efficiency).total_s
+
+
+def prefill_tokens_per_s(spec: ModelSpec, hardware: Hardware, n_tokens: int = 512, weight_format: str = "f16",
+                         batch: int = 1, efficiency: Efficiency = DEFAULT_EFFICIENCY,
+                         kv_bytes_per_value: float | None = None) -> float:
+    """Prompt tokens processed per second (all sequences), like llama-bench's ``pp512``."""
+    return batch * n_tokens / prefill_time_s(spec, hardware, n_tokens, weight_format, batch, efficiency,
+                                             kv_bytes_per_value)
+
+
+def ttft_s(spec: ModelSpec, hardware: Hardware, prompt_tokens: int, weight_format: str = "f16",
+           batch: int = 1, efficiency: Efficiency = DEFAULT_EFFICIENCY) -> float:
+    """Time to first token: the prefill of the prompt, whose last logits give the first token."""
+    return prefill_time_s(spec, hardware, prompt_tokens, weight_format, batch, efficiency)
+
+
+def generation(
+    spec: ModelSpec,
+    hardware: Hardware,
+    prompt_tokens: int,
+    new_tokens: int,
+    weight_format: str = "f16",
+    batch: int = 1,
+    kv_bytes_per_value: float | None = None,
+    efficiency: Efficiency = DEFAULT_EFFICIENCY,
+) -> dict:
+    """Latency of a whole request: ``ttft_s`` (prefill), ``decode_s`` (the other ``new_tokens - 1``
+    tokens, each step reading a KV cache one token longer), ``total_s`` and the average
+    ``decode_tokens_per_s`` per sequence. ``prompt_tokens=0`` times pure generation from an empty
+    context (llama-bench's ``tg``), where every token is a decode step."""
+    _nonneg_int(prompt_tokens, "prompt_tokens")
+    if _nonneg_int(new_tokens, "new_tokens") == 0:
+        raise ValueError("new_tokens must be >= 1")
+    if prompt_tokens:
+        first = ttft_s(spec, hardware, prompt_tokens, weight_format, batch, efficiency)
+        contexts = range(prompt_tokens, prompt_tokens + new_tokens - 1)
+    else:
+        first = 0.0
+        contexts = range(0, new_tokens)
+    decode = sum(decode_step(spec, hardware, weight_format, c, batch, kv_bytes_per_value, efficiency).total_s
+                 for c in contexts)
+    n_steps = len(contexts)
+    return {
+        "ttft_s": first,
+        "decode_s": decode,
+        "total_s": first + decode,
+        "decode_tokens_per_s": n_steps / decode if n_steps else math.nan,
+        "new_tokens": new_tokens,
+        "batch": batch,
+    }
