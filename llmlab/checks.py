@@ -111,7 +111,8 @@ def check_close(
         _fail(what, f"la forma es {a_shape} y se esperaba {e_shape}", hint)
     for i, (x, y) in enumerate(zip(a, e)):
         if x != x:  # NaN
-            _fail(what, f"hay un NaN en la posición {i}. ¿Restaste el máximo antes de exp?", hint)
+            _fail(what, f"hay un NaN en la posición {i} (suele venir de exp de números enormes sin restar el "
+                  "máximo, o de una fila entera a -inf)", hint)
         if x == y:  # also covers matching infinities
             continue
         if not (_isfinite(x) and _isfinite(y)) or _builtin_abs(x - y) > atol + rtol * _builtin_abs(y):

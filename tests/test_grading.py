@@ -57,7 +57,7 @@ def test_solution_gets_full_marks(graded, lab):
     r = results[("zz_solucion", lab)]
     assert r["score"] == _auto_points(lab), r
     assert all(v is not None and v > 0 for v in r["tests"].values()), r["tests"]
-    assert "FALLO" not in r["flags"]
+    assert set(r["flags"]) <= {"manual"}, r["flags"]  # the hidden tests in its cells are not tampering
 
 
 @pytest.mark.parametrize("lab", LABS)

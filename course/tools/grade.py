@@ -146,7 +146,7 @@ def precheck(path: Path, release, result: Result) -> None:
             present.setdefault(grade_id, cell)
     for grade_id, original in locked.items():
         cell = present.get(grade_id)
-        if cell is not None and (cell.source != original.source or cell.cell_type != original.cell_type):
+        if cell is not None and (_public(cell.source) != _public(original.source) or cell.cell_type != original.cell_type):
             result.flag("manipulada", f"celda protegida modificada: {grade_id}")
 
     # Re-insert deleted test cells where the release has them, so the exercise can still be graded.
@@ -181,6 +181,15 @@ def precheck(path: Path, release, result: Result) -> None:
             if match:
                 result.flag("sospechosa", f"{why}: {match.group(0).strip()[:60]!r}")
                 break
+
+
+def _public(source: str) -> str:
+    """A cell's source as students see it: hidden tests removed, trailing whitespace ignored.
+
+    The instructor's own notebook (with hidden tests) then does not count as tampered.
+    """
+    text = labtools.strip_between(source, labtools.HIDDEN_BEGIN, labtools.HIDDEN_END)
+    return "\n".join(line.rstrip() for line in text.strip().splitlines())
 
 
 def postcheck(autograded: Path, result: Result) -> None:
