@@ -23,7 +23,6 @@ export PATH := $(BIN):$(PATH)
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export PYTHONHASHSEED := 0
-export MPLBACKEND := Agg
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .PHONY: all grade test release solutions execute lab model bench clean distclean venv

@@ -23,6 +23,7 @@ def execute(nb, lab: str, timeout: int = 600):
 
     env_backup = dict(os.environ)
     os.environ.setdefault("PYTHONHASHSEED", "0")
+    os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"  # stored outputs keep their plots
     try:
         client = NotebookClient(
             nb,

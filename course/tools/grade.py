@@ -77,7 +77,7 @@ def nbgrader(args: list[str], overrides: list[str], log: Path) -> int:
     env = dict(os.environ)
     env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")  # alembic
     env.setdefault("PYTHONHASHSEED", "0")
-    env.setdefault("MPLBACKEND", "module://matplotlib_inline.backend_inline")
+    env["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"  # plots inline, even if Agg was exported
     cmd = [sys.executable, "-m", "nbgrader", *args, *overrides]
     with open(log, "a", encoding="utf-8") as fh:
         fh.write(f"\n$ nbgrader {' '.join(args)}\n")
