@@ -72,13 +72,9 @@ def test_reference_blocked_catches_every_binding_and_restores():
     assert wrapper([0.5]) == pytest.approx(0.693147, abs=1e-6)
 
 
-def test_checks_survive_a_rebound_numpy():
-    saved = np.asarray
-    try:
-        np.allclose = lambda *a, **k: True  # what a student might try in a notebook
-        with pytest.raises(AssertionError):
-            check_close([1.0], [2.0])
-    finally:
-        del np.allclose
-        np.asarray = saved
+def test_checks_survive_a_rebound_numpy(monkeypatch):
+    monkeypatch.setattr(np, "allclose", lambda *a, **k: True)  # what a student might try in a notebook
+    monkeypatch.setattr(np, "asarray", lambda *a, **k: np.zeros(1))
+    with pytest.raises(AssertionError):
+        check_close([1.0], [2.0])
     assert checks.check_close is check_close
