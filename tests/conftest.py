@@ -8,6 +8,8 @@ os.environ["TRANSFORMERS_OFFLINE"] = "1"
 # Kernels started by nbval and nbgrader inherit this environment: never export MPLBACKEND=Agg here,
 # or notebooks stop producing the plot outputs their stored versions have.
 os.environ.pop("MPLBACKEND", None)
+# Kernels (nbval) compute with one thread, as the notebooks were built: same numbers on any machine.
+os.environ["OMP_NUM_THREADS"] = "1"
 
 import pytest  # noqa: E402
 import torch  # noqa: E402

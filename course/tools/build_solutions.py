@@ -24,6 +24,7 @@ def execute(nb, lab: str, timeout: int = 600):
     env_backup = dict(os.environ)
     os.environ.setdefault("PYTHONHASHSEED", "0")
     os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"  # stored outputs keep their plots
+    os.environ["OMP_NUM_THREADS"] = "1"  # results independent of the machine's core count
     try:
         client = NotebookClient(
             nb,
@@ -31,6 +32,7 @@ def execute(nb, lab: str, timeout: int = 600):
             kernel_name="python3",
             resources={"metadata": {"path": str(labtools.SOLUTIONS / lab)}},
             record_timing=False,
+            store_widget_state=False,  # widget ids are random: storing them makes every rebuild differ
         )
         client.execute()
     finally:
