@@ -234,32 +234,45 @@ def read_gradebook(db_url: str, lab: str, student: str, result: Result) -> bool:
 
 # ------------------------------------------------------------------------------ reporting
 
-def cell_text(result: Result) -> str:
-    if result.score is None:
-        text = "—"
-    else:
-        text = f"{result.score:g}/{result.max_score:g}"
+FLAG_CODES = {"sin entrega": "-", "FALLO": "F", "tiempo": "T", "manipulada": "X", "reparada": "R",
+              "sospechosa": "S", "manual": "m"}
+
+
+def cell_text(result: Result, compact: bool = False) -> str:
+    text = "—" if result.score is None else f"{result.score:g}/{result.max_score:g}"
     flags = [f for f in FLAG_ORDER if f in result.flags]
-    return text + (" [" + ", ".join(flags) + "]" if flags else "")
+    if not flags:
+        return text
+    if compact:
+        return text + " " + "".join(FLAG_CODES[f] for f in flags)
+    return text + " [" + ", ".join(flags) + "]"
 
 
-def print_table(results: list[Result], labs: list[str], students: list[str]) -> str:
+def print_table(results: list[Result], labs: list[str], students: list[str], max_width: int = 120) -> str:
+    """Student × lab table; flags in words, or as one-letter codes with a legend when it gets wide."""
     by_key = {(r.student, r.lab): r for r in results}
     short = [re.sub(r"^(lab\d+).*$", r"\1", lab) for lab in labs]
-    rows = [["alumno", *short, "total"]]
-    for s in students:
-        row = [s]
-        total = maximum = 0.0
-        for lab in labs:
-            r = by_key[(s, lab)]
-            row.append(cell_text(r))
-            total += r.score or 0.0
-            maximum += r.max_score
-        row.append(f"{total:g}/{maximum:g}")
-        rows.append(row)
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
-    lines.insert(1, "  ".join("-" * w for w in widths))
+
+    def build(compact: bool) -> list[str]:
+        rows = [["alumno", *short, "total"]]
+        for s in students:
+            row, total, maximum = [s], 0.0, 0.0
+            for lab in labs:
+                r = by_key[(s, lab)]
+                row.append(cell_text(r, compact))
+                total += r.score or 0.0
+                maximum += r.max_score
+            row.append(f"{total:g}/{maximum:g}")
+            rows.append(row)
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+        lines.insert(1, "  ".join("-" * w for w in widths))
+        return lines
+
+    lines = build(compact=False)
+    if max(len(line) for line in lines) > max_width:
+        lines = build(compact=True)
+        lines.append("marcas: " + "  ".join(f"{code}={name}" for name, code in FLAG_CODES.items()))
     table = "\n".join(lines)
     print(table)
     return table
@@ -267,14 +280,48 @@ def print_table(results: list[Result], labs: list[str], students: list[str]) -> 
 
 # ------------------------------------------------------------------------------ main
 
-def grade(root: Path, submitted: Path, labs: list[str], release_to_labs: bool, quiet: bool = False,
-          cell_timeout: int | None = None) -> list[Result]:
-    """Grade the submissions in `submitted` inside the course root `root`."""
-    root = root.resolve()
-    (root / "logs").mkdir(parents=True, exist_ok=True)
-    log = root / "logs" / "nbgrader.log"
+def grade_lab(lab: str, ctx: dict) -> list[Result]:
+    """Precheck, autograde, postcheck and feedback for one lab (labs may run in parallel)."""
+    t0 = time.perf_counter()
+    log, overrides, staged, root, db_url = ctx["log_dir"] / f"{lab}.log", ctx["overrides"], ctx["staged"], ctx["root"], ctx["db_url"]
     log.write_text("", encoding="utf-8")
-    db_url = "sqlite:///" + str(root / "gradebook.db")
+    release = labtools.load_json_notebook(ctx["release_dir"] / lab / f"{lab}.ipynb")
+    lab_results = []
+    for student in ctx["students"]:
+        r = Result(student, lab)
+        precheck(staged / student / lab / f"{lab}.ipynb", release, r)
+        lab_results.append(r)
+    to_grade = [r for r in lab_results if "sin entrega" not in r.flags]
+    if to_grade:
+        code = nbgrader(["autograde", lab, "--force"], overrides, log)
+        if code != 0:  # some submission failed: make sure each of the others got its chance
+            for r in to_grade:
+                if not read_gradebook(db_url, lab, r.student, Result(r.student, lab)):
+                    nbgrader(["autograde", lab, "--force", f"--student={r.student}"], overrides, log)
+    for r in lab_results:
+        if "sin entrega" in r.flags:
+            continue
+        postcheck(root / "autograded" / r.student / lab / f"{lab}.ipynb", r)
+        if not read_gradebook(db_url, lab, r.student, r):
+            r.flag("FALLO", f"nbgrader no pudo corregir esta entrega (detalles en logs/{lab}.log)")
+        if r.manual_pending and r.score is not None:
+            r.flag("manual")
+    if to_grade:
+        nbgrader(["generate_feedback", lab, "--force"], overrides, log)
+    ctx["say"](f"{lab}: {len(to_grade)} entregas corregidas en {time.perf_counter() - t0:.1f} s")
+    return lab_results
+
+
+def grade(root: Path, submitted: Path, labs: list[str], release_to_labs: bool, quiet: bool = False,
+          cell_timeout: int | None = None, jobs: int = 1) -> list[Result]:
+    """Grade the submissions in `submitted` inside the course root `root`, `jobs` labs at a time."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    root = root.resolve()
+    log_dir = root / "logs"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    # SQLite serialises writers; labs graded in parallel wait for each other's short transactions.
+    db_url = "sqlite:///" + str(root / "gradebook.db") + "?timeout=120"
     staged = root / "staged"
     stage(submitted, staged, labs)
     overrides = [
@@ -288,41 +335,22 @@ def grade(root: Path, submitted: Path, labs: list[str], release_to_labs: bool, q
         overrides.append(f"--CourseDirectory.release_directory={root / 'release'}")
     release_dir = labtools.LABS if release_to_labs else root / "release"
 
-    students = students_in(staged)
-    results: list[Result] = []
-    say = (lambda *a: None) if quiet else (lambda *a: print(*a, flush=True))
+    setup_log = log_dir / "nbgrader.log"
+    setup_log.write_text("", encoding="utf-8")
+    for lab in labs:  # releasing writes the gradebook's source cells: one lab at a time
+        if nbgrader(["generate_assignment", lab, "--force"], overrides, setup_log) != 0:
+            raise SystemExit(f"Could not release {lab}: see {setup_log}")
 
-    for lab in labs:
-        t0 = time.perf_counter()
-        if nbgrader(["generate_assignment", lab, "--force"], overrides, log) != 0:
-            raise SystemExit(f"Could not release {lab}: see {log}")
-        release = labtools.load_json_notebook(release_dir / lab / f"{lab}.ipynb")
-        lab_results = []
-        for student in students:
-            r = Result(student, lab)
-            precheck(staged / student / lab / f"{lab}.ipynb", release, r)
-            lab_results.append(r)
-        to_grade = [r for r in lab_results if "sin entrega" not in r.flags]
-        if to_grade:
-            code = nbgrader(["autograde", lab, "--force"], overrides, log)
-            if code != 0:  # some submission failed: make sure each other one got its chance
-                for r in to_grade:
-                    if not read_gradebook(db_url, lab, r.student, Result(r.student, lab)):
-                        nbgrader(["autograde", lab, "--force", f"--student={r.student}"], overrides, log)
-        for r in lab_results:
-            if "sin entrega" in r.flags:
-                continue
-            postcheck(root / "autograded" / r.student / lab / f"{lab}.ipynb", r)
-            if not read_gradebook(db_url, lab, r.student, r):
-                r.flag("FALLO", "nbgrader no pudo corregir esta entrega (detalles en logs/nbgrader.log)")
-            if r.manual_pending and r.score is not None:
-                r.flag("manual")
-        if to_grade:
-            nbgrader(["generate_feedback", lab, "--force"], overrides, log)
-        results.extend(lab_results)
-        say(f"{lab}: {len(to_grade)} entregas corregidas en {time.perf_counter() - t0:.1f} s")
+    ctx = {
+        "log_dir": log_dir, "overrides": overrides, "staged": staged, "root": root, "db_url": db_url,
+        "release_dir": release_dir, "students": students_in(staged),
+        "say": (lambda *a: None) if quiet else (lambda *a: print(*a, flush=True)),
+    }
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        per_lab = list(pool.map(lambda lab: grade_lab(lab, ctx), labs))
+    results = [r for lab_results in per_lab for r in lab_results]
 
-    nbgrader(["export", f"--CsvExportPlugin.to={root / 'grades.csv'}"], overrides, log)
+    nbgrader(["export", f"--CsvExportPlugin.to={root / 'grades.csv'}"], overrides, setup_log)
     # Students with no submission at all for a lab still get a row with max scores in the report.
     for r in results:
         if r.score is None and r.max_score == 0:
@@ -330,7 +358,7 @@ def grade(root: Path, submitted: Path, labs: list[str], release_to_labs: bool, q
     report = {
         "root": str(root),
         "labs": labs,
-        "students": students,
+        "students": ctx["students"],
         "results": [asdict(r) for r in results],
     }
     (root / "grading_report.json").write_text(json.dumps(report, indent=2, ensure_ascii=False), encoding="utf-8")
@@ -349,6 +377,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", type=Path, help="course root to grade in (default: course/ or build/grading/<DIR>)")
     parser.add_argument("--labs", nargs="*", help="labs to grade (default: all)")
     parser.add_argument("--cell-timeout", type=int, help="seconds per cell (default: nbgrader_config.py)")
+    parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
+                        help="labs graded at the same time (default: 2, or 1 on a single core)")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
 
@@ -374,7 +404,7 @@ def main(argv: list[str] | None = None) -> int:
         submitted = root / "submitted"
         release_to_labs = root.resolve() == labtools.COURSE.resolve()
     start = time.perf_counter()
-    results = grade(root, submitted, labs, release_to_labs, quiet=args.quiet, cell_timeout=args.cell_timeout)
+    results = grade(root, submitted, labs, release_to_labs, quiet=args.quiet, cell_timeout=args.cell_timeout, jobs=args.jobs)
     print()
     print_table(results, labs, students_in(root / "staged"))
     print()
@@ -382,7 +412,7 @@ def main(argv: list[str] | None = None) -> int:
     for r in flagged:
         print(f"- {r.student} / {r.lab}: " + "; ".join(r.notes or r.flags))
     print(f"\nNotas: {root / 'grades.csv'}   Devoluciones: {root / 'feedback'}/<alumno>/<lab>/")
-    print(f"Informe: {root / 'grading_report.json'}   Registro: {root / 'logs' / 'nbgrader.log'}")
+    print(f"Informe: {root / 'grading_report.json'}   Registros: {root / 'logs'}/")
     print(f"Tiempo total: {time.perf_counter() - start:.1f} s")
     return 0
 
