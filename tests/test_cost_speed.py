@@ -175,3 +175,24 @@ def test_efficiency_and_argument_validation():
         generation(spec, SYNTH, 10, 0)
     with pytest.raises(ValueError, match="fp16"):
         decode_step(spec, Hardware("bw-only", 8, 100, None))
+
+
+def test_chips_without_matrix_units_use_the_simd_compute_efficiency():
+    from dataclasses import replace
+
+    import llmlab.cost as C
+
+    spec = C.get_model("llama-2-7b")
+    apple, nvidia = C.get_hardware("apple-m2-ultra"), C.get_hardware("rtx-4090")
+    eff = C.DEFAULT_EFFICIENCY
+    assert eff.compute_for(apple) == eff.compute_simd and eff.compute_for(nvidia) == eff.compute
+    # Prefill on Apple is compute-bound at compute_simd: halving it halves the speed.
+    fast = C.prefill_tokens_per_s(spec, apple, weight_format="f16")
+    slow = C.prefill_tokens_per_s(spec, apple, weight_format="f16", efficiency=replace(eff, compute_simd=eff.compute_simd / 2))
+    assert slow / fast == pytest.approx(0.5, rel=0.05)
+    # The fp16 copy of quantised weights (cuBLAS path) is a CUDA thing: Metal prefill pays nothing for Q4_0.
+    assert eff.dequant_on(nvidia) and not eff.dequant_on(apple)
+    assert C.prefill_tokens_per_s(spec, apple, weight_format="q4_0") == pytest.approx(fast, rel=0.02)
+    assert C.prefill_tokens_per_s(spec, nvidia, weight_format="q4_0") < C.prefill_tokens_per_s(spec, nvidia, weight_format="f16")
+    with pytest.raises(ValueError):
+        replace(eff, compute_simd=0.0)

@@ -53,13 +53,17 @@ class Efficiency:
     """The explicit fudge factors of the roofline, each with a physical meaning.
 
     ``bandwidth``: fraction of peak memory bandwidth reached while streaming weights and KV.
-    ``compute``: fraction of the peak matrix throughput reached by the matmuls.
+    ``compute``: fraction of the peak matrix throughput reached by the matmuls on chips with matrix
+    units (NVIDIA tensor cores: ``Hardware.kind == "gpu"``), whose peak is hard to reach.
+    ``compute_simd``: the same on chips without them (Apple GPUs, CPUs: ``kind`` ``"apple"`` or
+    ``"cpu"``), whose listed peak is the vector-ALU peak; tuned GEMMs get much closer to it.
     ``layer_overhead_cycles``: fixed latency per layer and forward pass, in device clock cycles
     (converted with ``Hardware.clock_ghz``); ``layer_overhead_s`` gives it in seconds instead.
     ``accumulate``: which fp16 peak the runtime can use ("fp16": fp16-accumulate GEMMs, full rate
     on GeForce; "fp32": PyTorch's default, half rate on GeForce).
     ``prefill_dequant``: quantised weights are expanded to an fp16 copy before the prefill GEMMs
-    (writing and re-reading 2 bytes per weight per chunk), as llama.cpp's cuBLAS path does.
+    (writing and re-reading 2 bytes per weight per chunk), as llama.cpp's cuBLAS path does; only on
+    ``kind == "gpu"`` (Metal and CPU kernels dequantise inside the matmul).
     ``ubatch``: prompt tokens per prefill chunk (each chunk reads the weights once).
     ``prefill_logits``: ``"last"`` if the runtime computes the output head only for the last prompt
     token (generation runtimes), ``"all"`` if for every position (a plain ``model(ids)`` call).
@@ -67,6 +71,7 @@ class Efficiency:
 
     bandwidth: float = 1.0
     compute: float = 1.0
+    compute_simd: float | None = None  # None: same as ``compute``
     layer_overhead_cycles: float = 0.0
     layer_overhead_s: float | None = None
     accumulate: str = "fp32"
@@ -77,8 +82,10 @@ class Efficiency:
     provenance: str = ""
 
     def __post_init__(self):
-        for attr in ("bandwidth", "compute"):
+        for attr in ("bandwidth", "compute", "compute_simd"):
             v = getattr(self, attr)
+            if attr == "compute_simd" and v is None:
+                continue
             if not isinstance(v, (int, float)) or not 0 < v <= 1.5:
                 raise ValueError(f"{attr} efficiency must be in (0, 1.5], got {v!r}")
         if self.layer_overhead_cycles < 0 or (self.layer_overhead_s is not None and self.layer_overhead_s < 0):
@@ -89,6 +96,15 @@ class Efficiency:
             raise ValueError(f"ubatch must be a positive int, got {self.ubatch!r}")
         if self.prefill_logits not in ("last", "all"):
             raise ValueError(f"prefill_logits must be 'last' or 'all', got {self.prefill_logits!r}")
+
+    def compute_for(self, hardware: Hardware) -> float:
+        """The compute efficiency that applies to ``hardware`` (matrix units or not)."""
+        if hardware.kind != "gpu" and self.compute_simd is not None:
+            return self.compute_simd
+        return self.compute
+
+    def dequant_on(self, hardware: Hardware) -> bool:
+        return self.prefill_dequant and hardware.kind == "gpu"
 
     def layer_overhead(self, hardware: Hardware) -> float:
         """Seconds of fixed latency per layer per forward pass on ``hardware``."""
@@ -105,6 +121,10 @@ IDEAL = Efficiency()
 DEFAULT_EFFICIENCY = Efficiency(
     bandwidth=0.945,
     compute=0.248,
+    # Not fitted (no throughput table of such chips was used): tuned dense GEMM on hardware without
+    # matrix units reaches roughly 0.6-0.9 of the vector-ALU peak (CPU BLAS near the top, GPU SIMD
+    # GEMM lower); this machine's calibration reached 0.74-0.94 of its measured matmul roof.
+    compute_simd=0.7,
     layer_overhead_cycles=260_000.0,
     accumulate="fp16",
     prefill_dequant=True,
@@ -121,8 +141,9 @@ DEFAULT_EFFICIENCY = Efficiency(
         "llama.cpp did not exploit the larger tensor cores of data-centre GPUs. On the later "
         "LLaMA-3-8B table (May 2024, not fitted) decode MAPE is 10 %, prefill is 36-50 % too "
         "slow (llama.cpp's prompt processing got about 2x faster in between). The compute factor "
-        "is relative to NVIDIA tensor-core peaks; on chips without tensor cores (Apple, CPUs) "
-        "calibrate it (llmlab.cost.calibrate). Reproduce: python benchmarks/fit_efficiency.py"
+        "is relative to NVIDIA tensor-core peaks; chips without tensor cores (Apple, CPUs) use "
+        "compute_simd = 0.7, a prior from GEMM efficiency on vector units, not a fit; calibrate it "
+        "for your chip with llmlab.cost.calibrate. Reproduce: python benchmarks/fit_efficiency.py"
     ),
 )
 
@@ -176,14 +197,14 @@ def roofline_time(flops: float, nbytes: float, hardware: Hardware, efficiency: E
     """``max(bytes / (BW·η_bw), flops / (F·η_f))`` in seconds (no per-layer overhead)."""
     if flops < 0 or nbytes < 0:
         raise ValueError("flops and bytes must be >= 0")
-    compute = flops / (hardware.peak_flops(efficiency.accumulate) * efficiency.compute) if flops else 0.0
+    compute = flops / (hardware.peak_flops(efficiency.accumulate) * efficiency.compute_for(hardware)) if flops else 0.0
     memory = nbytes / (hardware.bandwidth_bytes_s * efficiency.bandwidth)
     return max(compute, memory)
 
 
 def attainable_tflops(intensity: float, hardware: Hardware, efficiency: Efficiency = IDEAL) -> float:
     """The roofline curve: ``min(F·η_f, intensity · BW·η_bw)`` in TFLOP/s, for plotting."""
-    peak = hardware.peak_flops(efficiency.accumulate) * efficiency.compute
+    peak = hardware.peak_flops(efficiency.accumulate) * efficiency.compute_for(hardware)
     return min(peak, intensity * hardware.bandwidth_bytes_s * efficiency.bandwidth) / 1e12
 
 
@@ -221,7 +242,7 @@ def _kv_bytes(spec: ModelSpec, kv_bytes_per_value: float | None, fmt: WeightForm
 
 
 def _pass(spec, hardware, efficiency, flops, nbytes) -> StepTime:
-    compute = flops / (hardware.peak_flops(efficiency.accumulate) * efficiency.compute)
+    compute = flops / (hardware.peak_flops(efficiency.accumulate) * efficiency.compute_for(hardware))
     memory = nbytes / (hardware.bandwidth_bytes_s * efficiency.bandwidth)
     return StepTime(flops, nbytes, compute, memory, spec.n_layers * efficiency.layer_overhead(hardware))
 
@@ -296,7 +317,7 @@ def prefill(
     _nonneg_int(context, "context")
     fmt = get_weight_format(weight_format)
     kv = _kv_bytes(spec, kv_bytes_per_value, fmt)
-    dequant = efficiency.prefill_dequant and fmt.matrix_bits < 16
+    dequant = efficiency.dequant_on(hardware) and fmt.matrix_bits < 16
     gemm_fmt = get_weight_format("fp16") if dequant else fmt
     total = None
     done = 0
