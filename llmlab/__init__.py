@@ -2,12 +2,19 @@
 
 Each module holds one idea of the course, written to be read top to bottom:
 
-- ``functional``: softmax and friends (NumPy).
-- ``metrics``: loss, perplexity and log-probabilities of sequences.
-- ``cost``: parameter counts, memory, serving speed and cost.
-- ``model``: a GPT-2 / Llama style transformer with a KV cache (PyTorch).
-- ``sampling``: logits processors and decoding policies.
+- ``functional``: softmax, log-softmax and entropy (NumPy).
+- ``metrics``: loss, log-probability of a sequence, perplexity.
+- ``embeddings`` / ``positional``: token embeddings; sinusoidal, learned and rotary positions (NumPy).
+- ``attention``: scaled dot-product, causal, multi-head and grouped-query attention, KV cache (NumPy).
+- ``layers``: residual, LayerNorm, RMSNorm, activations and the MLP (NumPy).
+- ``model``: a GPT-2 / Llama style transformer with a KV cache and ``generate`` (PyTorch),
+  convertible from Hugging Face models (``convert_hf``).
+- ``sampling``: logits processors with Hugging Face semantics, ``Sampler`` and presets.
+- ``constrained``: decoding restricted to choices, integers or a JSON schema.
 - ``tokenizer`` / ``chat``: byte-level BPE and chat templates.
+- ``corpus`` / ``train`` / ``pretrained``: the project's Spanish corpus, a small trainer and the
+  tiny models shipped with the package.
+- ``cost``: parameter counts, memory, serving speed and price, for real architectures.
 - ``checks``: the Spanish-language checks used by the notebooks.
 """
 
