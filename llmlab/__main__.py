@@ -1,0 +1,366 @@
+"""Command line: ``python -m llmlab`` (or ``llmlab``) generates text with the shipped models.
+
+    python -m llmlab models
+    python -m llmlab generate "Había una vez" --temperature 0.8 --seed 1
+    python -m llmlab generate "¿Qué es la fotosíntesis?" --chat
+    python -m llmlab generate "La luna" --show-top 5 --max-new-tokens 10
+
+Tokens are printed as soon as they are produced (``generate(..., on_token=...)``). A token is a
+piece of UTF-8, not always a whole character ("ñ" can be two byte tokens), so the bytes go through
+an incremental decoder that only prints a character once all its bytes have arrived.
+``--show-top K`` makes the inference loop visible: at each step, the K most likely next tokens
+with the probabilities they are drawn from, and the one that was chosen.
+
+Everything the student reads here is in Spanish; the library's own errors stay in English.
+"""
+
+from __future__ import annotations
+
+import argparse
+import codecs
+import re
+import sys
+
+__all__ = ["main", "TokenPrinter"]
+
+DEFAULT_MODEL = "es-base"
+DEFAULT_CHAT_MODEL = "es-chat"
+DEFAULT_TEMPERATURE = 0.8
+DEFAULT_MAX_NEW_TOKENS = 60
+
+
+# ----------------------------------------------------------------------------------------------
+# argparse in Spanish
+# ----------------------------------------------------------------------------------------------
+
+# argparse writes its own messages in English; these patterns turn the common ones into Spanish.
+_TRANSLATIONS = [
+    (r"the following arguments are required: (.*)", r"faltan argumentos obligatorios: \1"),
+    (r"unrecognized arguments: (.*)", r"argumentos no reconocidos: \1"),
+    (r"argument (\S+): invalid choice: (.*?) \(choose from (.*)\)", r"argumento \1: opción no válida: \2 (posibles: \3)"),
+    (r"argument (\S+): expected one argument", r"el argumento \1 necesita un valor"),
+    (r"argument (\S+): ignored explicit argument (.*)", r"el argumento \1 no admite valor: \2"),
+    (r"argument (\S+): invalid \S+ value: (.*)", r"argumento \1: valor no válido: \2"),
+    (r"argument (\S+): (.*)", r"argumento \1: \2"),
+]
+
+
+def _to_spanish(message: str) -> str:
+    for pattern, replacement in _TRANSLATIONS:
+        if re.fullmatch(pattern, message, flags=re.S):
+            return re.sub(pattern, replacement, message, flags=re.S)
+    return message
+
+
+class _SpanishHelp(argparse.RawDescriptionHelpFormatter):
+    def add_usage(self, usage, actions, groups, prefix=None):
+        super().add_usage(usage, actions, groups, prefix="uso: " if prefix is None else prefix)
+
+
+class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", _SpanishHelp)
+        kwargs["add_help"] = False
+        super().__init__(*args, **kwargs)
+        self._positionals.title = "argumentos"
+        self._optionals.title = "opciones"
+        self.add_argument("-h", "--help", action="help", help="muestra esta ayuda y termina")
+
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: error: {_to_spanish(message)}\n")
+
+
+def _int_at_least(minimum: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"debe ser un número entero, no {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"debe ser un entero >= {minimum}, no {value}")
+        return value
+
+    return parse
+
+
+def _float_in(low: float, high: float | None, *, low_open: bool = False, what: str = ""):
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"debe ser un número, no {text!r}") from None
+        too_low = value <= low if low_open else value < low
+        if value != value or too_low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"debe ser {what}, no {text}")
+        return value
+
+    return parse
+
+
+_MODELS_DIR_HELP = "carpeta con otros modelos (p. ej. la salida de python -m llmlab.build_models --out CARPETA)"
+
+
+def _parser() -> _Parser:
+    parser = _Parser(
+        prog="python -m llmlab",
+        description="llmlab: genera texto con los modelos diminutos en español que trae el curso.",
+        epilog='Ejemplo: python -m llmlab generate "Había una vez" --temperature 0.8 --seed 1',
+    )
+    commands = parser.add_subparsers(dest="command", title="órdenes", metavar="ORDEN", parser_class=_Parser)
+    commands.required = True
+
+    models = commands.add_parser("models", help="lista los modelos disponibles", description="Lista los modelos que trae llmlab.")
+    models.add_argument("--models-dir", metavar="CARPETA", help=_MODELS_DIR_HELP)
+
+    gen = commands.add_parser(
+        "generate",
+        help="genera texto a partir de un prompt, token a token",
+        description=(
+            "Genera texto a partir de PROMPT y lo muestra token a token, según se produce.\n"
+            "Sin opciones de muestreo usa temperatura 0.8; --temperature 0 es greedy (siempre el token más probable)."
+        ),
+    )
+    gen.add_argument("prompt", metavar="PROMPT", help="el texto por el que empieza (con --chat: tu pregunta)")
+    gen.add_argument("--model", help=f"nombre del modelo (por defecto {DEFAULT_MODEL}; con --chat, {DEFAULT_CHAT_MODEL}); ver «models»")
+    gen.add_argument("--chat", action="store_true", help="trata PROMPT como el mensaje de un usuario y aplica la plantilla de chat del modelo")
+    gen.add_argument("--max-new-tokens", type=_int_at_least(1), default=DEFAULT_MAX_NEW_TOKENS, metavar="N",
+                     help=f"cuántos tokens nuevos como mucho (por defecto {DEFAULT_MAX_NEW_TOKENS})")
+    gen.add_argument("--temperature", type=_float_in(0.0, None, what="un número >= 0 (0 = greedy)"), metavar="T",
+                     help=f"temperatura (por defecto {DEFAULT_TEMPERATURE}; 0 = greedy)")
+    gen.add_argument("--top-k", type=_int_at_least(1), metavar="K", help="muestrea solo entre los K tokens más probables")
+    gen.add_argument("--top-p", type=_float_in(0.0, 1.0, low_open=True, what="un número en (0, 1]"), metavar="P",
+                     help="muestrea solo en el núcleo de probabilidad acumulada P")
+    gen.add_argument("--preset", metavar="NOMBRE", help="ajustes de muestreo predefinidos (llmlab.sampling.PRESETS); T, K y P los modifican")
+    gen.add_argument("--seed", type=_int_at_least(0), metavar="S", help="semilla: la misma semilla da el mismo texto (sin ella, cada vez uno distinto)")
+    gen.add_argument("--show-top", type=_int_at_least(1), metavar="K",
+                     help="en cada paso, muestra los K candidatos más probables y sus probabilidades")
+    gen.add_argument("--models-dir", metavar="CARPETA", help=_MODELS_DIR_HELP)
+    return parser
+
+
+# ----------------------------------------------------------------------------------------------
+# Printing tokens as they arrive
+# ----------------------------------------------------------------------------------------------
+
+
+class TokenPrinter:
+    """Writes token ids to a text stream as soon as they form whole UTF-8 characters.
+
+    Special tokens (``<|end|>``, ...) are not printed: they are markers, not text.
+    """
+
+    def __init__(self, tokenizer, stream=None):
+        self.tokenizer = tokenizer
+        self.stream = stream if stream is not None else sys.stdout
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    def text_of(self, token_id: int) -> str:
+        """The characters this token completes ("" while a character is still incomplete)."""
+        if self.tokenizer.is_special(token_id):
+            return ""
+        return self._decoder.decode(self.tokenizer.token_bytes(token_id))
+
+    def write(self, token_id: int) -> None:
+        text = self.text_of(token_id)
+        if text:
+            self.stream.write(text)
+            self.stream.flush()
+
+    def close(self) -> None:
+        """Flush an unfinished character (shown as "�")."""
+        text = self._decoder.decode(b"", final=True)
+        if text:
+            self.stream.write(text)
+        self.stream.flush()
+
+
+def _show(tokenizer, token_id: int) -> str:
+    """A token as the student should see it: «text», with line breaks and special tokens visible."""
+    text = tokenizer.id_to_token(token_id)
+    if tokenizer.is_special(token_id):
+        return text
+    return "«" + text.replace("\n", "⏎").replace("\t", "⇥") + "»"
+
+
+# ----------------------------------------------------------------------------------------------
+# The commands
+# ----------------------------------------------------------------------------------------------
+
+
+class _UsageError(Exception):
+    """A bad argument detected after parsing (unknown model, prompt too long, ...): exit code 2."""
+
+
+class _LoadError(Exception):
+    """The model files are missing or corrupted: exit code 1."""
+
+
+def _library(call, *args, **kwargs):
+    """Run a ``llmlab.pretrained`` call; a missing or corrupted file becomes a ``_LoadError``."""
+    try:
+        return call(*args, **kwargs)
+    except (FileNotFoundError, ValueError) as err:  # the message names the file and what to do
+        raise _LoadError(str(err)) from err
+
+
+def _cmd_models(args, out) -> int:
+    from llmlab import pretrained
+
+    where = {"models_dir": args.models_dir}
+    for name, description in _library(pretrained.available, **where).items():
+        card = _library(pretrained.info, name, **where)
+        chat = f", chat «{card['chat_style']}»" if card.get("chat_style") else ""
+        out.write(f"{name:<9} {card['parameters']:>10,} parámetros{chat}\n          {description}\n")
+    return 0
+
+
+def _make_sampler(args):
+    import torch
+
+    from llmlab.sampling import PRESETS, Sampler
+
+    generator = torch.Generator()
+    if args.seed is None:
+        generator.seed()  # a fresh random seed each run
+    else:
+        generator.manual_seed(args.seed)
+    if args.temperature == 0 and (args.top_k is not None or args.top_p is not None):
+        raise _UsageError("--temperature 0 es greedy: no se puede combinar con --top-k ni --top-p")
+    overrides = {}
+    if args.temperature is not None:
+        if args.temperature == 0:
+            overrides["do_sample"] = False  # T -> 0 is greedy decoding
+        else:
+            overrides.update(do_sample=True, temperature=args.temperature)
+    if args.top_k is not None:
+        overrides.update(do_sample=True, top_k=args.top_k)
+    if args.top_p is not None:
+        overrides.update(do_sample=True, top_p=args.top_p)
+    if args.preset is not None:
+        if args.preset not in PRESETS:
+            raise _UsageError(f"preajuste desconocido {args.preset!r}; disponibles: {', '.join(PRESETS)}")
+        settings = {k: v for k, v in PRESETS[args.preset].items() if k != "description"}
+    else:
+        settings = {"do_sample": True, "temperature": DEFAULT_TEMPERATURE}
+    settings.update(overrides)
+    if not settings.get("do_sample", False):
+        settings = {"do_sample": False}  # greedy: the sampling knobs do not apply
+    return Sampler(generator=generator, **settings)
+
+
+def _cmd_generate(args, out) -> int:
+    import torch
+
+    from llmlab import pretrained
+    from llmlab.chat import STOP_TOKENS, encode_chat
+    from llmlab.model import generate
+
+    where = {"models_dir": args.models_dir}
+    names = _library(pretrained.available, **where)
+    name = args.model or (DEFAULT_CHAT_MODEL if args.chat else DEFAULT_MODEL)
+    if name not in names:
+        raise _UsageError(f"modelo desconocido {name!r}; disponibles: {', '.join(names)}")
+    style = _library(pretrained.info, name, **where).get("chat_style")
+    if args.chat and style is None:
+        chat_models = [n for n in names if _library(pretrained.info, n, **where).get("chat_style")]
+        raise _UsageError(f"el modelo {name} no está ajustado para chat; usa --model {' o '.join(chat_models) or '...'} o quita --chat")
+    sampler = _make_sampler(args)
+    model, tok = _library(pretrained.load, name, **where)
+
+    if args.chat:
+        prompt_ids = encode_chat([{"role": "user", "content": args.prompt}], tok, style, add_generation_prompt=True)
+        stop_ids = [tok.special_tokens[t] for t in STOP_TOKENS[style]]
+    else:
+        prompt_ids = [tok.bos_id] + tok.encode(args.prompt)
+        stop_ids = [tok.eos_id]
+    room = model.config.max_seq_len - len(prompt_ids)
+    if room < 1:
+        raise _UsageError(f"el prompt ocupa {len(prompt_ids)} tokens y el contexto del modelo es de {model.config.max_seq_len}: acórtalo")
+    if args.max_new_tokens > room:
+        raise _UsageError(
+            f"--max-new-tokens {args.max_new_tokens} no cabe: el prompt ocupa {len(prompt_ids)} tokens y el contexto "
+            f"del modelo es de {model.config.max_seq_len}; usa como mucho {room}"
+        )
+
+    printer = TokenPrinter(tok, out)
+    if args.show_top:
+        return _generate_showing_top(args, model, tok, prompt_ids, stop_ids, sampler, printer, out)
+
+    if not args.chat:
+        out.write(args.prompt)
+        out.flush()
+
+    def on_token(next_ids: torch.Tensor) -> None:
+        token_id = int(next_ids[0])
+        if token_id not in stop_ids:
+            printer.write(token_id)
+
+    generate(model, torch.tensor(prompt_ids), args.max_new_tokens, sampler=sampler, eos_token_id=stop_ids, on_token=on_token)
+    printer.close()
+    out.write("\n")
+    out.flush()
+    return 0
+
+
+def _generate_showing_top(args, model, tok, prompt_ids, stop_ids, sampler, printer, out) -> int:
+    import torch
+
+    from llmlab.model import generate
+
+    k = min(args.show_top, len(tok))
+    last = {}
+
+    def watching(logits: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
+        # The distribution the token is drawn from: softmax of the logits after the sampling settings.
+        last["probs"] = sampler.probs(logits, ids)[0]
+        return sampler(logits, ids)
+
+    what = "greedy: se elige siempre el primero" if not sampler.do_sample else "probabilidades tras temperatura/top-k/top-p"
+    out.write(f"Prompt: {args.prompt!r} ({len(prompt_ids)} tokens). En cada paso, los {k} candidatos más probables ({what}):\n")
+    chosen: list[int] = []
+
+    def on_token(next_ids: torch.Tensor) -> None:
+        token_id = int(next_ids[0])
+        chosen.append(token_id)
+        probs = last["probs"]
+        top = torch.topk(probs, k)
+        candidates = "  ".join(f"{_show(tok, int(i))} {float(p):.3f}" for p, i in zip(top.values, top.indices))
+        out.write(f"paso {len(chosen):>3}: elegido {_show(tok, token_id)} (p={float(probs[token_id]):.3f}) | {candidates}\n")
+        out.flush()
+
+    generate(model, torch.tensor(prompt_ids), args.max_new_tokens, sampler=watching, eos_token_id=stop_ids, on_token=on_token)
+    out.write("Texto: " + ("" if args.chat else args.prompt))
+    for token_id in chosen:
+        if token_id not in stop_ids:
+            printer.write(token_id)
+    printer.close()
+    out.write("\n")
+    out.flush()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``python -m llmlab`` and of the ``llmlab`` console script; returns the exit code."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    out = sys.stdout
+    try:
+        if args.command == "models":
+            return _cmd_models(args, out)
+        return _cmd_generate(args, out)
+    except _UsageError as err:
+        sys.stderr.write(f"{parser.prog} {args.command}: error: {err}\n")
+        return 2
+    except _LoadError as err:
+        sys.stderr.write(f"{parser.prog}: error: no se pudieron leer los archivos del modelo.\n  {err}\n")
+        return 1
+    except BrokenPipeError:  # e.g. piped into `head`
+        return 0
+    except KeyboardInterrupt:
+        sys.stderr.write("\ninterrumpido\n")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

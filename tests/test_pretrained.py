@@ -1,0 +1,293 @@
+"""The shipped models (llmlab.pretrained), their safetensors files (llmlab._safetensors) and the build."""
+
+import hashlib
+import json
+import math
+import shutil
+import socket
+
+import pytest
+import torch
+
+from llmlab import _safetensors, corpus, pretrained
+from llmlab.build_models import build, ngram_nll
+from llmlab.model import count_parameters, generate
+from llmlab.tokenizer import BPETokenizer
+from llmlab.train import encode_documents, evaluate
+
+NAMES = ["es-base", "es-mini", "es-chat"]
+SHIPPED = pretrained.models_dir()
+
+
+# ----------------------------------------------------------------------------------------------
+# safetensors: byte-compatible with the real library
+# ----------------------------------------------------------------------------------------------
+
+
+def assorted_tensors():
+    g = torch.Generator().manual_seed(0)
+    return {
+        "model.w": torch.randn(3, 5, generator=g).half(),
+        "model.b": torch.randn(5, generator=g).to(torch.bfloat16),
+        "a.scalar": torch.tensor(2.5),
+        "empty": torch.zeros(0, 4),
+        "ids": torch.arange(7, dtype=torch.int64),
+        "flags": torch.tensor([True, False, True]),
+        "bytes": torch.arange(5, dtype=torch.uint8),
+        "small": torch.tensor([-3, 4], dtype=torch.int8),
+        "i16": torch.tensor([-300, 7], dtype=torch.int16),
+        "i32": torch.tensor([[1, -2], [3, 4]], dtype=torch.int32),
+        "f64": torch.randn(2, 2, generator=g, dtype=torch.float64),
+        "transposed": torch.randn(4, 3, generator=g).t(),  # not contiguous
+    }
+
+
+@pytest.mark.parametrize("metadata", [None, {"format": "pt"}])
+def test_safetensors_bytes_equal_the_real_library(metadata):
+    st = pytest.importorskip("safetensors.torch")
+    tensors = assorted_tensors()
+    ours = _safetensors.save(tensors, metadata)
+    theirs = st.save({k: v.contiguous() for k, v in tensors.items()}, metadata=metadata)
+    assert ours == theirs
+
+
+def test_safetensors_reads_and_is_read_by_the_real_library(tmp_path):
+    st = pytest.importorskip("safetensors.torch")
+    tensors = assorted_tensors()
+    metadata = {"format": "pt", "note": "ñandú", "z": "1"}  # several keys: same content, maybe not the same bytes
+    _safetensors.save_file(tensors, tmp_path / "ours.safetensors", metadata)
+    st.save_file({k: v.contiguous() for k, v in tensors.items()}, tmp_path / "theirs.safetensors", metadata=metadata)
+    for path in ("ours.safetensors", "theirs.safetensors"):
+        for loaded in (_safetensors.load_file(tmp_path / path), st.load_file(tmp_path / path)):
+            assert set(loaded) == set(tensors)
+            for k, v in tensors.items():
+                assert loaded[k].dtype == v.dtype and torch.equal(loaded[k], v), k
+        assert _safetensors.read_metadata(tmp_path / path) == metadata
+    from safetensors import safe_open
+
+    with safe_open(str(tmp_path / "ours.safetensors"), "pt") as f:
+        assert f.metadata() == metadata
+
+
+def test_safetensors_rejects_malformed_files():
+    data = _safetensors.save({"w": torch.ones(4)})
+    with pytest.raises(ValueError, match="not a valid range of the 15-byte data block"):
+        _safetensors.load(data[:-1])  # truncated
+    with pytest.raises(ValueError, match="has 17 bytes but the tensors cover 16"):
+        _safetensors.load(data + b"\0")  # extra bytes
+    with pytest.raises(ValueError, match="header length"):
+        _safetensors.load((10**6).to_bytes(8, "little") + data[8:])
+    with pytest.raises(ValueError, match="shorter"):
+        _safetensors.load(b"abc")
+    header = json.dumps({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
+                         "b": {"dtype": "F32", "shape": [2], "data_offsets": [4, 12]}}).encode()
+    with pytest.raises(ValueError, match="overlap"):
+        _safetensors.load(len(header).to_bytes(8, "little") + header + bytes(12))
+    header = json.dumps({"a": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}}).encode()
+    with pytest.raises(ValueError, match="needs 12 bytes"):
+        _safetensors.load(len(header).to_bytes(8, "little") + header + bytes(8))
+    header = json.dumps({"a": {"dtype": "Q4", "shape": [1], "data_offsets": [0, 1]}}).encode()
+    with pytest.raises(ValueError, match="unknown dtype"):
+        _safetensors.load(len(header).to_bytes(8, "little") + header + bytes(1))
+    with pytest.raises(ValueError, match="reserved"):
+        _safetensors.save({"__metadata__": torch.ones(1)})
+
+
+# ----------------------------------------------------------------------------------------------
+# The shipped models
+# ----------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def loaded():
+    return {name: pretrained.load(name) for name in NAMES}
+
+
+def test_available_lists_the_three_models_with_spanish_descriptions():
+    models = pretrained.available()
+    assert list(models) == NAMES
+    for description in models.values():
+        assert isinstance(description, str) and 20 < len(description) < 200 and "\n" not in description
+    assert "parámetros" in models["es-base"] and "chatml" in models["es-chat"]
+
+
+def test_load_works_offline(monkeypatch):
+    def no_network(*args, **kwargs):
+        raise AssertionError("llmlab.pretrained tried to open a network connection")
+
+    monkeypatch.setattr(socket, "socket", no_network)
+    monkeypatch.setattr(socket, "create_connection", no_network)
+    model, tok = pretrained.load("es-mini")
+    assert model.config.vocab_size == len(tok)
+
+
+def test_config_tokenizer_and_weights_agree(loaded):
+    base_params = count_parameters(loaded["es-base"][0])
+    for name, (model, tok) in loaded.items():
+        card = pretrained.info(name)
+        assert model.config.to_dict() == card["config"]
+        assert model.config.vocab_size == len(tok) and 2048 <= len(tok) <= 4096
+        assert count_parameters(model) == card["parameters"]
+        assert all(p.dtype == torch.float32 for p in model.parameters())
+        assert not model.training
+        c = model.config
+        assert (c.pos_encoding, c.norm, c.mlp) == ("rope", "rmsnorm", "swiglu")
+        assert c.n_kv_heads < c.n_heads  # grouped-query attention
+        assert tok.to_dict() == loaded["es-base"][1].to_dict()  # one tokenizer for all
+    assert 1_000_000 <= base_params <= 10_000_000
+    assert count_parameters(loaded["es-mini"][0]) * 3 < base_params
+    assert loaded["es-chat"][0].config == loaded["es-base"][0].config
+    assert pretrained.info("es-chat")["chat_style"] == "chatml"
+    assert pretrained.info("es-base")["chat_style"] is None
+
+
+def test_weights_are_float16_on_disk_and_match_the_loaded_model(loaded):
+    model, _ = loaded["es-base"]
+    tensors = _safetensors.load_file(SHIPPED / "es-base.safetensors")
+    state = model.state_dict()
+    assert set(tensors) == set(state)
+    for k, t in tensors.items():
+        assert t.dtype == torch.float16
+        assert torch.equal(t.float(), state[k])
+
+
+def test_shipped_weights_are_exactly_what_the_real_library_writes():
+    st = pytest.importorskip("safetensors.torch")
+    data = (SHIPPED / "es-mini.safetensors").read_bytes()
+    theirs = st.load(data)
+    assert st.save(theirs, metadata={"format": "pt"}) == data
+    ours = _safetensors.load(data)
+    assert all(torch.equal(ours[k], theirs[k]) for k in theirs) and set(ours) == set(theirs)
+
+
+def test_shipped_files_are_small_and_checksummed():
+    sums = {}
+    for line in (SHIPPED / pretrained.CHECKSUMS).read_text(encoding="utf-8").splitlines():
+        digest, name = line.split("  ")
+        sums[name] = digest
+    for name in NAMES:
+        assert {f"{name}.json", f"{name}.safetensors"} <= set(sums)
+    assert {"tokenizer.json", "manifest.json"} <= set(sums)
+    for name, digest in sums.items():
+        assert hashlib.sha256((SHIPPED / name).read_bytes()).hexdigest() == digest
+    total = sum(f.stat().st_size for f in SHIPPED.iterdir() if f.is_file())
+    assert total <= 25e6, f"shipped models take {total / 1e6:.1f} MB (limit: 25 MB)"
+    pretrained.verify()  # everything listed
+
+
+def test_a_corrupted_or_missing_file_is_detected(tmp_path):
+    folder = tmp_path / "models"
+    shutil.copytree(SHIPPED, folder)
+    pretrained.load("es-mini", models_dir=folder)  # the copy is fine
+
+    weights = folder / "es-mini.safetensors"
+    data = bytearray(weights.read_bytes())
+    data[len(data) // 2] ^= 0x01  # one flipped bit in the middle of the weights
+    weights.write_bytes(bytes(data))
+    with pytest.raises(pretrained.ChecksumError, match="es-mini.safetensors.*corrupted"):
+        pretrained.load("es-mini", models_dir=folder)
+    pretrained.load("es-base", models_dir=folder)  # other models are unaffected
+
+    weights.unlink()
+    with pytest.raises(FileNotFoundError, match="es-mini.safetensors.*missing"):
+        pretrained.load("es-mini", models_dir=folder)
+
+    (folder / "tokenizer.json").write_text((SHIPPED / "tokenizer.json").read_text(encoding="utf-8") + " ", encoding="utf-8")
+    with pytest.raises(pretrained.ChecksumError, match="tokenizer.json"):
+        pretrained.load("es-base", models_dir=folder)
+
+    (folder / pretrained.CHECKSUMS).unlink()
+    with pytest.raises(FileNotFoundError, match="checksums.sha256 is missing"):
+        pretrained.load("es-base", models_dir=folder)
+
+
+def test_unknown_model_and_bad_dtype():
+    with pytest.raises(ValueError, match="unknown model 'gpt-5'.*es-base"):
+        pretrained.load("gpt-5")
+    with pytest.raises(TypeError, match="dtype"):
+        pretrained.load("es-mini", dtype=torch.int64)
+
+
+def test_load_in_another_dtype():
+    model, _ = pretrained.load("es-mini", dtype=torch.float16)
+    assert all(p.dtype == torch.float16 for p in model.parameters())
+
+
+def test_tokenizer_is_the_one_trained_on_the_train_split():
+    # Rebuilding it from the train documents gives exactly the shipped one (BPE training is deterministic).
+    shipped = pretrained.load_tokenizer()
+    rebuilt = BPETokenizer.train(corpus.load_documents("train"), len(shipped))
+    assert rebuilt.to_dict() == shipped.to_dict()
+
+
+# Greedy continuation of «Había una vez» by es-base (20 tokens). This snapshot belongs to the
+# shipped weights: after `make model` rebuilds them, update it from the printed value.
+GREEDY_SNAPSHOT = " en el pueblo de la calle del pueblo de la calle, que no se había visto, y le"
+
+
+def test_greedy_generation_is_deterministic_and_matches_the_snapshot(loaded):
+    model, tok = loaded["es-base"]
+    prompt = torch.tensor([tok.bos_id] + tok.encode("Había una vez"))
+    a = generate(model, prompt, 20)
+    b = generate(model, prompt, 20, use_cache=False)
+    assert torch.equal(a, b)
+    text = tok.decode(a[len(prompt):].tolist())
+    assert text == GREEDY_SNAPSHOT, f"update GREEDY_SNAPSHOT to {text!r} if the models were rebuilt"
+
+
+def test_chat_model_answers_and_stops(loaded):
+    from llmlab.chat import encode_chat
+
+    model, tok = loaded["es-chat"]
+    ids = encode_chat([{"role": "user", "content": "¿Qué es la fotosíntesis?"}], tok, "chatml", add_generation_prompt=True)
+    end = tok.special_tokens["<|end|>"]
+    out = generate(model, torch.tensor(ids), 80, eos_token_id=[end, tok.eos_id])[len(ids):].tolist()
+    assert out[-1] == end, "the chat model should close its answer with <|end|>"
+    answer = tok.decode(out[:-1])
+    assert len(answer.split()) >= 3
+
+
+@pytest.mark.slow
+def test_base_model_beats_the_bigram_on_validation_and_unseen_text(loaded):
+    model, tok = loaded["es-base"]
+    streams = {s: encode_documents(corpus.load_documents(s), tok) for s in ("train", "validation", "unseen")}
+    for split in ("validation", "unseen"):
+        bigram = min(ngram_nll(streams["train"], streams[split], len(tok), 2, k) for k in (0.01, 0.03, 0.1))
+        ours = evaluate(model, streams[split])
+        assert math.exp(ours) * 1.3 < math.exp(bigram), (split, math.exp(ours), math.exp(bigram))
+
+
+# ----------------------------------------------------------------------------------------------
+# Baselines and the smoke build
+# ----------------------------------------------------------------------------------------------
+
+
+def test_ngram_baselines_by_hand():
+    train_ids, eval_ids, V, k = torch.tensor([0, 1, 0, 1, 2]), torch.tensor([0, 1, 2]), 3, 0.5
+    # unigram: counts 2, 2, 1 of 5 tokens -> p(w) = (c + k) / (5 + 3k)
+    p1, p2 = (2 + k) / (5 + 3 * k), (1 + k) / (5 + 3 * k)
+    assert ngram_nll(train_ids, eval_ids, V, 1, k) == pytest.approx(-(math.log(p1) + math.log(p2)) / 2, abs=1e-12)
+    # bigram: c(0,1) = 2, c(0) = 2; c(1,2) = 1, c(1) = 2 -> p(w|u) = (c(u,w) + k) / (c(u) + 3k)
+    q1, q2 = (2 + k) / (2 + 3 * k), (1 + k) / (2 + 3 * k)
+    assert ngram_nll(train_ids, eval_ids, V, 2, k) == pytest.approx(-(math.log(q1) + math.log(q2)) / 2, abs=1e-12)
+    with pytest.raises(ValueError, match="order"):
+        ngram_nll(train_ids, eval_ids, V, 3, k)
+
+
+@pytest.mark.slow
+def test_smoke_build_writes_loadable_models(tmp_path):
+    results = build(tmp_path, smoke=True, progress=False, quiet=True)
+    assert set(results["models"]) == set(NAMES)
+    assert (tmp_path / "REPORT.md").read_text(encoding="utf-8").startswith("# The shipped models")
+    assert pretrained.available(models_dir=tmp_path).keys() == pretrained.available().keys()
+    pretrained.verify(models_dir=tmp_path)
+    for name in NAMES:
+        model, tok = pretrained.load(name, models_dir=tmp_path)
+        assert model.config.vocab_size == len(tok)
+    log = json.loads((tmp_path / "training_log.json").read_text(encoding="utf-8"))
+    assert log["smoke"] is True and set(log["histories"]) == set(NAMES)
+    # Same seeds, same machine: the same tokenizer, configs and weights, byte for byte.
+    again = tmp_path / "again"
+    build(again, smoke=True, progress=False, quiet=True)
+    sums = (tmp_path / pretrained.CHECKSUMS).read_text(encoding="utf-8")
+    assert (again / pretrained.CHECKSUMS).read_text(encoding="utf-8") == sums
