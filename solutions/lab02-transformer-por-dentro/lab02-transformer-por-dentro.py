@@ -58,6 +58,7 @@ from llmlab import embeddings as EMB
 from llmlab import functional as F
 from llmlab import model as LM
 from llmlab import positional as POS
+from llmlab import pretrained
 from llmlab.checks import check_close, check_equal, check_raises, check_shape, check_true, check_type, hidden, ok, reference_blocked
 from llmlab.tokenizer import BPETokenizer, compression_stats
 
@@ -68,8 +69,8 @@ plt.rcParams["grid.alpha"] = 0.3
 # %% tags=["parameters"]
 # Parámetros del cuaderno (papermill puede cambiarlos al ejecutar todos los labs en lote).
 SEMILLA = 0  # fija el azar: mismas matrices aleatorias en cada ejecución
-CARACTERES_BPE = 400_000  # cuánto texto del corpus del curso usa el tokenizador de la sección 1
-VOCAB_BPE = 2000  # tamaño de su vocabulario: 256 bytes + fusiones + tokens especiales
+CARACTERES_BPE = 100_000  # cuánto texto del corpus entrena el tokenizador pequeño de la sección 1
+VOCAB_PEQUENO = 320  # vocabulario de ese tokenizador pequeño: 256 bytes + fusiones + tokens especiales
 TAMANOS_COSTE = [256, 512, 1024, 2048]  # longitudes n para medir el coste de la atención
 REPETICIONES = 5  # cuántas veces se cronometra cada n (se queda el mejor tiempo)
 
@@ -102,12 +103,12 @@ REPETICIONES = 5  # cuántas veces se cronometra cada n (se queda el mejor tiemp
 # trocea el texto es el tokenizador. El de `llmlab` es un BPE a nivel de byte: parte de los 256 bytes posibles
 # y aprende a fusionar los pares que más se repiten en un corpus, hasta tener el vocabulario que le pidas.
 #
-# Entrenamos uno pequeño con el corpus en español del curso (tarda alrededor de un segundo) y miramos cómo corta
-# la frase del capítulo.
+# El curso trae el tokenizador con el que se entrenaron sus modelos diminutos (`llmlab.pretrained`): 2048 piezas
+# aprendidas con la parte de entrenamiento del corpus en español del curso. Miremos cómo corta la frase del
+# capítulo.
 
 # %%
-texto_corpus = corpus.load_text("train")
-tokenizador = BPETokenizer.train(texto_corpus[:CARACTERES_BPE], vocab_size=VOCAB_BPE)  # TODO(pretrained): usar el tokenizador ya entrenado de llmlab.pretrained cuando exista
+tokenizador = pretrained.load_tokenizer()
 print(tokenizador)
 
 frase = "El banco aprobó el préstamo."
@@ -134,10 +135,17 @@ ejemplos = [
     "Ayer llovió muchísimo en Cádiz 🙂",
     "internacionalización",
 ]
-print(f"{'texto':40s} {'caracteres':>10s} {'bytes':>6s} {'tokens':>7s}")
+# Un tokenizador con muy pocas fusiones, entrenado aquí mismo, para ver qué cambia con el vocabulario.
+pequeno = BPETokenizer.train(corpus.load_text("train")[:CARACTERES_BPE], vocab_size=VOCAB_PEQUENO)
+print(f"{'texto':40s} {'caracteres':>10s} {'bytes':>6s} {'tokens (2048)':>14s} {f'tokens ({VOCAB_PEQUENO})':>13s}")
 for ejemplo in ejemplos:
     cuentas = compression_stats(tokenizador, ejemplo)
-    print(f"{ejemplo:40s} {cuentas['characters']:10d} {cuentas['bytes']:6d} {cuentas['tokens']:7d}")
+    print(f"{ejemplo:40s} {cuentas['characters']:10d} {cuentas['bytes']:6d} {cuentas['tokens']:14d} "
+          f"{compression_stats(pequeno, ejemplo)['tokens']:13d}")
+
+# %% [markdown]
+# Con menos fusiones, el mismo texto cuesta más tokens: el vocabulario es un compromiso entre el tamaño de la
+# tabla de embeddings (una fila por pieza) y lo largas que quedan las secuencias.
 
 # %% [markdown]
 # ### Los IDs del capítulo

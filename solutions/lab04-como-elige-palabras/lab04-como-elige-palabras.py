@@ -423,29 +423,17 @@ plt.show()
 # ### El modelo diminuto del curso
 #
 # En el resto del lab usaremos un modelo de verdad, pequeño: `es-base`, el modelo base que `llmlab` entrena con
-# su propio corpus en español (`llmlab.pretrained`), de estilo Llama (RMSNorm y un MLP SwiGLU). Si tu
-# instalación todavía no trae sus pesos, la celda usa un plan B: un GPT-2 en miniatura con pesos **aleatorios**
-# y un tokenizador BPE entrenado aquí mismo con un trozo del corpus. Sirve igual para ver las formas de los
-# tensores y el efecto de los mandos, aunque lo que escriba no tenga sentido. La celda dice cuál se ha cargado y
-# cuenta, bloque a bloque, qué parte de sus parámetros vive en el MLP.
+# su propio corpus en español y trae dentro del paquete (`llmlab.pretrained`), de estilo Llama (RMSNorm y un
+# MLP SwiGLU). Tiene unos 3.8 millones de parámetros: escribe algo que parece español, pero pierde el hilo
+# enseguida. Para ver cómo eligen palabras los mandos es perfecto. La celda cuenta, bloque a bloque, qué parte
+# de sus parámetros vive en el MLP.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-try:
-    from llmlab import pretrained
+from llmlab import pretrained
 
-    modelo, tok = pretrained.load("es-base")
-    origen = "es-base (llmlab.pretrained), entrenado con el corpus del curso"
-except (ImportError, FileNotFoundError):
-    # TODO(pretrained): plan B mientras llmlab/data/models/ no trae los pesos; bórralo cuando los traiga.
-    from llmlab.corpus import load_text
-    from llmlab.tokenizer import BPETokenizer
-
-    tok = BPETokenizer.train(load_text("train")[:40_000], vocab_size=512)
-    torch.manual_seed(SEMILLA)
-    modelo = LM.Transformer(LM.ModelConfig.gpt2_style(vocab_size=len(tok), d_model=64, n_layers=2, n_heads=4,
-                                                      max_seq_len=128)).eval()
-    origen = "plan B: GPT-2 en miniatura con pesos aleatorios (no hay modelos entrenados instalados)"
+modelo, tok = pretrained.load("es-base")
+origen = "es-base (llmlab.pretrained), entrenado con el corpus del curso"
 print("modelo:", origen)
 print(f"{len(modelo.blocks)} bloques, d = {modelo.config.d_model}, vocabulario de {len(tok)} tokens, "
       f"{LM.count_parameters(modelo):,} parámetros")
@@ -468,8 +456,8 @@ print(f"en los bloques: atención {en_atencion:,}, MLP {en_mlp:,} -> el MLP es e
 # $$p_i = \frac{e^{z_i}}{\sum_{j=1}^{V} e^{z_j}}$$
 #
 # Veámoslo en el modelo diminuto: de la forma `[lote, posiciones, vocabulario]` nos quedamos con la última
-# posición. Con los pesos aleatorios del plan B el reparto es casi uniforme; con `es-base`, los primeros
-# candidatos ya deberían parecer una continuación razonable de la frase.
+# posición. Aunque `es-base` es diminuto, los primeros candidatos ya deberían parecer continuaciones razonables
+# de la frase.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -1189,8 +1177,8 @@ with hidden("generate: sin EOS, cero tokens, contenido del contexto y frecuencia
 # | evaluaciones y depuración | greedy | siempre la misma salida |
 #
 # Pedimos al modelo diminuto que continúe el mismo prompt con cada uno (con `LM.generate`, el bucle de
-# `llmlab`, que además usa la caché KV). Es un modelo de unos pocos millones de parámetros (o, en el plan B, uno
-# sin entrenar), así que no esperes un texto brillante: lo interesante es comparar **cómo** cambia la salida de
+# `llmlab`, que además usa la caché KV). Es un modelo de unos pocos millones de parámetros, así que no esperes
+# un texto brillante: lo interesante es comparar **cómo** cambia la salida de
 # un preset a otro. Fíjate sobre todo en *greedy*: sin nada de azar, los modelos pequeños tienden a caer en
 # bucles y repetir la misma secuencia.
 
