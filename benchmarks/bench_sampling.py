@@ -13,10 +13,12 @@ median over repeats of the milliseconds per token and the ratio sampler / forwar
 - JSON constraint, cold: a new constraint object for every generation, so every state's mask is
   computed by walking the vocabulary trie (the first request).
 
-The model is a randomly initialised ``llmlab.model.Transformer`` (Llama style, d_model 256, 6 layers,
-vocab 4096, about 7 M parameters), or an MLP stand-in of similar size if ``llmlab.model`` is missing. The
-vocabulary is byte-level: the 256 bytes plus Spanish words, sub-words (some ending inside an accented
-character), numbers and JSON punctuation.
+The model is the course's tiny pretrained ``es-base`` (``llmlab.pretrained``, 3.8 M parameters, its real
+2048-token BPE vocabulary, a Spanish prompt); with ``--random`` (or if the shipped weights are missing) a
+randomly initialised ``llmlab.model.Transformer`` (Llama style, d_model 256, 6 layers, about 7 M parameters)
+over a synthetic byte-level vocabulary of 4096 tokens (the 256 bytes plus Spanish words, sub-words, some
+ending inside an accented character, numbers and JSON punctuation). The tiny model's context is 256 tokens,
+so its JSON schema has shorter free-text fields than chapter 08's.
 """
 
 from __future__ import annotations
@@ -81,6 +83,23 @@ def build_vocab(size: int = VOCAB) -> tuple[list[bytes], int]:
     return pieces, eos
 
 
+SMALL_SCHEMA = {**SCHEMA, "accion_recomendada": {"type": "string", "minLength": 1, "maxLength": 24},
+                "fuente": {"type": "string", "minLength": 1, "maxLength": 12}}
+
+
+def load_pretrained():
+    """(model, token_bytes, eos, special ids, prompt ids, name) for es-base, or None if not installed."""
+    try:
+        from llmlab import pretrained
+
+        model, tok = pretrained.load("es-base")
+    except (ImportError, FileNotFoundError, OSError):
+        return None
+    prompt = torch.tensor([[tok.bos_id] + tok.encode("La incidencia del estudiante se clasifica así:")])
+    return model.eval(), tok.vocab_bytes(), tok.eos_id, tuple(tok.special_ids), prompt, \
+        f"es-base (llmlab.pretrained), its {len(tok)}-token BPE vocabulary"
+
+
 def build_model(vocab: int):
     try:
         from llmlab.model import ModelConfig, Transformer
@@ -137,19 +156,32 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats and tokens (a smoke run)")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
+    parser.add_argument("--random", action="store_true", help="random model and synthetic vocabulary")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     repeats, n_tokens = (3, 24) if args.quick else (7, 96)
 
-    token_bytes, eos = build_vocab()
     torch.manual_seed(0)
-    model, model_name = build_model(len(token_bytes))
+    shipped = None if args.random else load_pretrained()
+    if shipped is not None:
+        model, token_bytes, eos, specials, prompt, model_name = shipped
+        schema = SMALL_SCHEMA
+    else:
+        token_bytes, eos = build_vocab()
+        specials = ()
+        model, model_name = build_model(len(token_bytes))
+        prompt = torch.randint(0, 256, (1, 16))
+        schema = SCHEMA
+    context = getattr(getattr(model, "config", None), "max_seq_len", 512)
     n_params = sum(p.numel() for p in model.parameters())
-    prompt = torch.randint(0, 256, (1, 16))
     chain = dict(do_sample=True, temperature=0.8, top_k=50, top_p=0.95, min_p=0.02, repetition_penalty=1.1)
 
-    warm_constraint = JsonObjectConstraint(SCHEMA, token_bytes, eos)
-    json_budget = min(warm_constraint.max_new_tokens, 512 - prompt.shape[1])
+    def constraint():
+        return JsonObjectConstraint(schema, token_bytes, eos, special_token_ids=specials)
+
+    warm_constraint = constraint()
+    json_budget = min(warm_constraint.max_new_tokens, context - prompt.shape[1])
+    n_tokens = min(n_tokens, context - prompt.shape[1])
     g = torch.Generator()
     # Fill the warm constraint's cache (and warm up torch) before measuring.
     for seed in range(3):
@@ -163,8 +195,7 @@ def main() -> None:
         "chain + JSON constraint, warm cache": lambda seed: (
             Sampler(**chain, generator=g.manual_seed(seed), constraint=warm_constraint), eos, json_budget),
         "chain + JSON constraint, cold cache": lambda seed: (
-            Sampler(**chain, generator=g.manual_seed(seed),
-                    constraint=JsonObjectConstraint(SCHEMA, token_bytes, eos)), eos, json_budget),
+            Sampler(**chain, generator=g.manual_seed(seed), constraint=constraint()), eos, json_budget),
     }
     results: dict[str, list[tuple[float, float, int]]] = {name: [] for name in policies}
     for r in range(repeats):
@@ -191,7 +222,7 @@ def main() -> None:
     inside_string = list('{"categoria": "otra", "riesgo": "bajo", "accion_recomendada": "'.encode())
     for _ in range(repeats):
         t0 = time.perf_counter()
-        c = JsonObjectConstraint(SCHEMA, token_bytes, eos, prompt_length=0)
+        c = JsonObjectConstraint(schema, token_bytes, eos, special_token_ids=specials, prompt_length=0)
         t1 = time.perf_counter()
         c.allowed_mask(inside_string)  # free text: almost the whole trie is walked
         t2 = time.perf_counter()
