@@ -22,6 +22,7 @@ import math
 
 import numpy as np
 
+from llmlab._arrays import as_float_array
 from llmlab.functional import softmax
 
 __all__ = [
@@ -51,19 +52,8 @@ NEG = -1e9  # "minus infinity" for masks: exp(NEG - max) is exactly 0.0 in float
 
 
 def _array(name: str, x, min_ndim: int = 1, max_ndim: int | None = None) -> np.ndarray:
-    """``x`` as a float64 array with at least ``min_ndim`` dimensions, or a clear error."""
-    if isinstance(x, (str, bytes)) or x is None:
-        raise TypeError(f"{name} must be an array of numbers, got {type(x).__name__}")
-    if hasattr(x, "detach") and hasattr(x, "cpu"):  # a torch tensor
-        x = x.detach().cpu().numpy()
-    try:
-        arr = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be an array of numbers ({exc})") from None
-    if arr.ndim < min_ndim:
-        raise ValueError(f"{name} must have at least {min_ndim} dimension(s), got shape {arr.shape}")
-    if max_ndim is not None and arr.ndim > max_ndim:
-        raise ValueError(f"{name} must have at most {max_ndim} dimension(s), got shape {arr.shape}")
+    """``x`` as a float64 array with at least ``min_ndim`` dimensions and no NaN, or a clear error."""
+    arr = as_float_array(name, x, min_ndim, max_ndim)
     if np.isnan(arr).any():
         raise ValueError(f"{name} contains NaN")
     return arr

@@ -32,6 +32,7 @@ __all__ = [
     "hidden",
     "reference_blocked",
     "ok",
+    "show_caught",
 ]
 
 # Keep private handles so that rebinding numpy attributes in a notebook does not change the checks.
@@ -88,6 +89,20 @@ def _fail(what: str, message: str, hint: str | None) -> None:
 def ok(message: str) -> None:
     """Print a success line (deterministic text, so stored outputs stay comparable)."""
     print(f"✔ {message}")
+
+
+def show_caught(description: str, check: Callable[[], Any]) -> None:
+    """Run a check that MUST fail (a common mistake, on purpose) and print how it is caught.
+
+    Used by the "Errores frecuentes" sections: each mistake runs, and the same checks that grade the
+    exercises show the first line of the message they fail with.
+    """
+    try:
+        check()
+    except AssertionError as error:
+        print(f"✘ {description}\n    {str(error).splitlines()[0]}")
+    else:
+        print(f"?? {description}: la comprobación no lo ha detectado")
 
 
 def check_close(

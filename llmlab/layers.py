@@ -28,6 +28,8 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
+from llmlab._arrays import as_float_array
+
 __all__ = [
     "residual",
     "layer_norm",
@@ -48,19 +50,7 @@ __all__ = [
 # ----------------------------------------------------------------------------------------------
 
 
-def _array(name: str, x, min_ndim: int = 0) -> np.ndarray:
-    """``x`` as a float64 array (NumPy, lists, numbers or torch tensors), or a clear error."""
-    if x is None or isinstance(x, (str, bytes)):
-        raise TypeError(f"{name} must be an array of numbers, got {type(x).__name__}")
-    if hasattr(x, "detach") and hasattr(x, "cpu"):  # a torch tensor
-        x = x.detach().cpu().numpy()
-    try:
-        arr = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be an array of numbers ({exc})") from None
-    if arr.ndim < min_ndim:
-        raise ValueError(f"{name} must have at least {min_ndim} dimension(s), got shape {arr.shape}")
-    return arr
+_array = as_float_array  # NumPy, lists, numbers or torch tensors -> float64, with clear errors
 
 
 def _eps(eps) -> float:

@@ -78,3 +78,13 @@ def test_checks_survive_a_rebound_numpy(monkeypatch):
     with pytest.raises(AssertionError):
         check_close([1.0], [2.0])
     assert checks.check_close is check_close
+
+
+def test_show_caught_prints_how_a_mistake_is_caught(capsys):
+    from llmlab.checks import show_caught
+
+    show_caught("exp(L)", lambda: check_close(10.0, 2.154435, what="perplejidad"))
+    show_caught("no es un error", lambda: check_close(1.0, 1.0))
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "✘ exp(L)" and "se esperaba 2.154435" in out[1]
+    assert out[2].startswith("?? no es un error")

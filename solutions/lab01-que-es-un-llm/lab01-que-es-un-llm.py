@@ -51,7 +51,9 @@ import numpy as np
 from llmlab import cost as C
 from llmlab import functional as F
 from llmlab import metrics as M
-from llmlab.checks import check_close, check_equal, check_raises, check_true, check_type, hidden, ok, reference_blocked
+from llmlab.checks import (
+    check_close, check_equal, check_raises, check_true, check_type, hidden, ok, reference_blocked, show_caught,
+)
 
 plt.rcParams["figure.figsize"] = (6.4, 3.6)
 plt.rcParams["axes.grid"] = True
@@ -789,14 +791,7 @@ with hidden("choose_model: catálogos aleatorios"):
 # buscan las pruebas ocultas.
 
 # %%
-def detecta(descripcion, comprobacion):
-    """Ejecuta una comprobación que DEBE fallar y muestra el mensaje con el que falla."""
-    try:
-        comprobacion()
-    except AssertionError as error:
-        print(f"✘ {descripcion}\n    {str(error).splitlines()[0]}")
-    else:
-        print(f"?? {descripcion}: la comprobación no lo detectó")
+detecta = show_caught  # ejecuta una comprobación que DEBE fallar y enseña cómo falla
 
 
 # 1. Perplejidad como exp de la pérdida TOTAL: sale 10 en lugar de 2.154.

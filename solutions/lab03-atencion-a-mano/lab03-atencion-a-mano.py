@@ -66,7 +66,7 @@ from llmlab import cost as C
 from llmlab import functional as F
 from llmlab import model as LM
 from llmlab.checks import (check_close, check_equal, check_raises, check_shape, check_true, check_type, hidden, ok,
-                           reference_blocked)
+                           reference_blocked, show_caught)
 
 # Lo que las pruebas ocultas no te dejan llamar: la atención ya hecha de llmlab y la de PyTorch.
 REFERENCIAS = (
@@ -1126,14 +1126,7 @@ plt.show()
 # ejercicios lo caza. Son, precisamente, los casos que buscan las pruebas ocultas.
 
 # %%
-def detecta(descripcion, comprobacion):
-    """Ejecuta una comprobación que TIENE que fallar y enseña la primera línea de su mensaje."""
-    try:
-        comprobacion()
-    except AssertionError as error:
-        print(f"✘ {descripcion}\n    {str(error).splitlines()[0]}")
-    else:
-        print(f"?? {descripcion}: la comprobación no lo ha detectado")
+detecta = show_caught  # ejecuta una comprobación que DEBE fallar y enseña cómo falla
 
 
 def softmax_estable(S, eje=-1):

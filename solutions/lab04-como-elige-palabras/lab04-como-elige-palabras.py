@@ -56,7 +56,9 @@ from llmlab import functional as F
 from llmlab import layers as L
 from llmlab import model as LM
 from llmlab import sampling as S
-from llmlab.checks import check_close, check_equal, check_raises, check_shape, check_true, check_type, hidden, ok, reference_blocked
+from llmlab.checks import (
+    check_close, check_equal, check_raises, check_shape, check_true, check_type, hidden, ok, reference_blocked, show_caught,
+)
 
 # Tensores diminutos: con un solo hilo todo va más rápido y los números no dependen de cuántos núcleos tengas.
 torch.set_num_threads(1)
@@ -1203,14 +1205,7 @@ for nombre in S.PRESETS:
 # comprobación que corrige tus ejercicios. Son exactamente lo que buscan las pruebas ocultas.
 
 # %%
-def atrapa(descripcion, comprobacion):
-    """Ejecuta una comprobación que DEBE fallar y enseña el mensaje con el que falla."""
-    try:
-        comprobacion()
-    except AssertionError as error:
-        print(f"✘ {descripcion}\n    {str(error).splitlines()[0]}")
-    else:
-        print(f"?? {descripcion}: la comprobación no lo ha detectado")
+atrapa = show_caught  # ejecuta una comprobación que DEBE fallar y enseña cómo falla
 
 
 # 1. LayerNorm con la desviación típica muestral (ddof=1): [1, -1, 0].
