@@ -15,10 +15,11 @@ Units: bytes, GB = 1e9, GiB = 2**30, MiB = 2**20, seconds, tokens/s, currency pe
 from __future__ import annotations
 
 import math
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 
+from ._checks import int_at_least
 from .basics import GB, GiB, MiB
 from .hardware import Hardware
 from .spec import ModelSpec
@@ -44,10 +45,7 @@ __all__ = [
 ]
 
 
-def _int(value, name, minimum=1):
-    if isinstance(value, bool) or not isinstance(value, Integral) or value < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
-    return int(value)
+_int = int_at_least
 
 
 def _num(value, name, positive=True):

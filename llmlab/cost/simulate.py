@@ -17,9 +17,11 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import dataclass, field
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
+
+from ._checks import int_at_least
 
 __all__ = [
     "BatchingResult",
@@ -38,10 +40,7 @@ __all__ = [
 ]
 
 
-def _int(value, name, minimum=1):
-    if isinstance(value, bool) or not isinstance(value, Integral) or value < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
-    return int(value)
+_int = int_at_least
 
 
 def _int_list(values, name, minimum=1) -> list[int]:

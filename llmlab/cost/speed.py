@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ._checks import int_at_least
 from .formats import WeightFormat, get_weight_format
 from .hardware import Hardware
 from .spec import ModelSpec
@@ -255,9 +256,7 @@ def _check(spec, hardware):
 
 
 def _nonneg_int(v, name):
-    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-        raise ValueError(f"{name} must be an int >= 0, got {v!r}")
-    return v
+    return int_at_least(v, name, minimum=0)
 
 
 def decode_step(
