@@ -25,7 +25,7 @@ export TRANSFORMERS_OFFLINE := 1
 export PYTHONHASHSEED := 0
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: all grade test release solutions execute lab model bench clean distclean venv
+.PHONY: all grade test release solutions execute lab model bench clean distclean venv sysdeps
 
 all: test
 
@@ -38,6 +38,18 @@ $(VENV)/.installed: pyproject.toml
 
 venv: $(VENV)/.installed
 
+# Debian packages listed in .ci/debian-packages (browser, sandbox, dictionaries). Installed only when running as
+# root with apt-get available; otherwise the tests that need them skip and say why. Never fails the build.
+sysdeps:
+	@pkgs=$$(grep -v '^\s*#' .ci/debian-packages | tr '\n' ' '); \
+	missing=$$(for p in $$pkgs; do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "== Installing Debian packages: $$missing =="; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing) \
+	    >build-sysdeps.log 2>&1 || echo "!! could not install $$missing (see build-sysdeps.log); dependent tests will skip"; \
+	else echo "!! missing Debian packages: $$missing (not root or no apt-get); dependent tests will skip"; fi
+
 grade: $(VENV)/.installed
 ifdef SUBMITTED
 	$(PY) $(TOOLS)/grade.py --submitted "$(SUBMITTED)" $(if $(LABS),--labs $(LABS))
@@ -45,7 +57,7 @@ else
 	$(PY) $(TOOLS)/grade.py $(if $(LABS),--labs $(LABS))
 endif
 
-test: $(VENV)/.installed
+test: $(VENV)/.installed sysdeps
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 release: $(VENV)/.installed
