@@ -63,7 +63,7 @@ from llmlab import cost as C
 from llmlab import functional as F
 from llmlab import metrics as M
 from llmlab.checks import (
-    check_array, check_close, check_equal, check_number, check_raises, check_true, check_type, checked_call,
+    EjercicioSinHacer, check_array, check_close, check_equal, check_number, check_raises, check_true, check_type, checked_call,
     hidden, ok, reference_blocked, show_caught,
 )
 from llmlab.spanish import fmt_int, fmt_num
