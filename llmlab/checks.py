@@ -408,43 +408,44 @@ _DTYPE_KINDS = {"float": ("fc", "números decimales (float32 o float64)"), "int"
                 "bool": ("b", "booleanos")}
 
 
-def _check_dtype_kind(kind: str, dtype_name: str, dtype: str | None, what: str) -> None:
+def _check_dtype_kind(kind: str, dtype_name: str, dtype: str | None, what: str, hint: str | None = None) -> None:
     if dtype is None:
         return
     if dtype not in _DTYPE_KINDS:
         raise ValueError(f"dtype must be one of {sorted(_DTYPE_KINDS)} or None, got {dtype!r}")
     kinds, label = _DTYPE_KINDS[dtype]
     if kind not in kinds:
-        _fail(what, f"debe contener {label}, pero su dtype es {dtype_name}", None, "dtype equivocado")
+        _fail(what, f"debe contener {label}, pero su dtype es {dtype_name}", hint, "dtype equivocado")
 
 
-def _check_dims(value: Any, ndim: int | None, shape: Iterable[int] | None, what: str) -> None:
+def _check_dims(value: Any, ndim: int | None, shape: Iterable[int] | None, what: str,
+                hint: str | None = None) -> None:
     if ndim is not None and len(value.shape) != ndim:
-        _fail(what, f"debe tener {ndim} dimensión(es), pero su forma es {tuple(value.shape)}", None, "forma equivocada")
+        _fail(what, f"debe tener {ndim} dimensión(es), pero su forma es {tuple(value.shape)}", hint, "forma equivocada")
     if shape is not None:
-        check_shape(value, shape, what=what)
+        check_shape(value, shape, what=what, hint=hint)
 
 
 def check_array(value: Any, *, what: str = "el resultado", dtype: str | None = None,
-                ndim: int | None = None, shape: Iterable[int] | None = None) -> None:
+                ndim: int | None = None, shape: Iterable[int] | None = None, hint: str | None = None) -> None:
     """Assert a NumPy array (not a list, not a tensor), optionally of a dtype kind ("float", "int", "bool")."""
     if not isinstance(value, _np.ndarray):
-        _fail(what, f"debe ser un array de NumPy (np.ndarray), pero es {_describe(value)}", None,
+        _fail(what, f"debe ser un array de NumPy (np.ndarray), pero es {_describe(value)}", hint,
               "no devuelve un array de NumPy")
-    _check_dtype_kind(value.dtype.kind, str(value.dtype), dtype, what)
-    _check_dims(value, ndim, shape, what)
+    _check_dtype_kind(value.dtype.kind, str(value.dtype), dtype, what, hint)
+    _check_dims(value, ndim, shape, what, hint)
 
 
 def check_tensor(value: Any, *, what: str = "el resultado", dtype: str | None = None,
-                 ndim: int | None = None, shape: Iterable[int] | None = None) -> None:
+                 ndim: int | None = None, shape: Iterable[int] | None = None, hint: str | None = None) -> None:
     """Assert a torch tensor, optionally of a dtype kind ("float", "int", "bool")."""
     if not _is_tensor(value):
-        _fail(what, f"debe ser un tensor de PyTorch (torch.Tensor), pero es {_describe(value)}", None,
+        _fail(what, f"debe ser un tensor de PyTorch (torch.Tensor), pero es {_describe(value)}", hint,
               "no devuelve un tensor de PyTorch")
     kind = "b" if value.dtype.is_floating_point is False and str(value.dtype) == "torch.bool" else (
         "f" if value.dtype.is_floating_point else ("c" if value.dtype.is_complex else "i"))
-    _check_dtype_kind(kind, str(value.dtype).replace("torch.", ""), dtype, what)
-    _check_dims(value, ndim, shape, what)
+    _check_dtype_kind(kind, str(value.dtype).replace("torch.", ""), dtype, what, hint)
+    _check_dims(value, ndim, shape, what, hint)
 
 
 def check_list(value: Any, *, what: str = "el resultado", of: type | tuple[type, ...] | None = None,
@@ -470,7 +471,7 @@ def check_list(value: Any, *, what: str = "el resultado", of: type | tuple[type,
                       "elementos de tipo equivocado")
 
 
-def check_number(value: Any, *, what: str = "el resultado", kind: str = "float") -> None:
+def check_number(value: Any, *, what: str = "el resultado", kind: str = "float", hint: str | None = None) -> None:
     """Assert a single number: ``kind="float"`` accepts any real number (int, float, NumPy scalars),
     ``kind="int"`` only integers. Arrays, tensors, lists and bools are rejected."""
     if kind not in ("float", "int"):
@@ -479,7 +480,7 @@ def check_number(value: Any, *, what: str = "el resultado", kind: str = "float")
     if isinstance(value, bool) or not isinstance(value, ok_type):
         expected = "un número entero (int)" if kind == "int" else "un número (float)"
         extra = " (usa float(...) o .item() para sacar el número del array)" if hasattr(value, "shape") else ""
-        _fail(what, f"debe ser {expected}, pero es {_describe(value)}{extra}", None, "tipo de número equivocado")
+        _fail(what, f"debe ser {expected}, pero es {_describe(value)}{extra}", hint, "tipo de número equivocado")
 
 
 # --- For the grader -------------------------------------------------------------------------------------------
