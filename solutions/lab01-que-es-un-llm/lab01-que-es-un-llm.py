@@ -11,8 +11,8 @@
 #
 # [![Abrir en Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/llmlab-curso/llmlab/blob/main/labs/lab01-que-es-un-llm/lab01-que-es-un-llm.ipynb)
 #
-# **Capítulo 01** de *Facsímil 03 · Arquitecturas y modelos* · duración estimada: **3 horas** (unos 50 minutos
-# de lectura y figuras y 2 h 10 min de ejercicios; cada ejercicio indica su tiempo y su dificultad)
+# **Capítulo 01** de *Facsímil 03 · Arquitecturas y modelos* · duración estimada: **3 horas** (50 min de lectura
+# y figuras y 2 h 10 min de ejercicios y de la pregunta razonada; cada ejercicio indica su tiempo y su dificultad)
 #
 # Un modelo de lenguaje grande no guarda frases ni consulta una base de datos: calcula, una y otra vez,
 # una distribución de probabilidad sobre cuál será la siguiente pieza de texto. En este laboratorio vas a
@@ -80,13 +80,13 @@ N_MUESTRAS = 1000  # cuántas veces "tira el dado" el modelo en la sección 1
 # %% [markdown]
 # ## 1. Un LLM predice el siguiente token
 #
-# Dale a un modelo el texto `La capital de Francia es` y no te devolverá "la respuesta": te devolverá una
+# Dale a un modelo el texto `La capital de Francia es` y no te devolverá «la respuesta»: te devolverá una
 # puntuación para **cada** token de su vocabulario (decenas de miles). Esas puntuaciones se llaman
 # **logits**. Después, una función las convierte en probabilidades y una regla de decodificación elige un
 # token. El token elegido se pega al final del texto y se repite el proceso. Eso es todo lo que significa
 # *autorregresivo*: cada paso usa lo que el propio modelo ha escrito antes.
 #
-# Vamos a verlo con un "modelo" de juguete que solo conoce tres continuaciones posibles. Sus logits son los
+# Vamos a verlo con un «modelo» de juguete que solo conoce tres continuaciones posibles. Sus logits son los
 # del capítulo: `París` 5.0, `Lyon` 2.0 y `azul` 0.0.
 
 # %%
@@ -514,7 +514,7 @@ with hidden("sequence_log_prob: secuencias largas y aleatorias, y validación"):
 #
 # $$\mathrm{PPL} = e^{L/n}$$
 #
-# Se lee como "entre cuántas opciones igual de probables duda el modelo en cada token". Para «la casa azul»,
+# Se lee como «entre cuántas opciones igual de probables duda el modelo en cada token». Para «la casa azul»,
 # `PPL = e^{0.7675} ≈ 2.154`: como si en cada paso eligiera entre algo más de dos opciones. Una perplejidad
 # de 1 significa certeza total; una de 50, tanta duda como ante 50 tokens equiprobables.
 #
@@ -1188,7 +1188,7 @@ plt.show()
 # %% [markdown]
 # ### Ejercicio 12 · `choose_model` (2 puntos · dificultad ★★☆ · ~15 min)
 #
-# "Más grande es mejor" es uno de los tropiezos del capítulo: el mejor modelo que **no cabe** no sirve de
+# «Más grande es mejor» es uno de los tropiezos del capítulo: el mejor modelo que **no cabe** no sirve de
 # nada. Escribe `choose_model(candidates, gpu_gb, overhead=0.25)`. Cada candidato es un diccionario con
 # `name`, `n_params`, `dtype` (uno de los formatos del ejercicio 8), `kv_gb` y `quality` (una puntuación de
 # calidad: mayor es mejor). Devuelve el `name` (un `str`) del candidato de mayor `quality` cuya memoria total (en
@@ -1378,7 +1378,7 @@ detecta("memoria del MoE con los activos", lambda: check_close(
 #
 # **Confundir el modelo con el producto.** Un chat recuerda la conversación porque el *sistema* le vuelve a
 # pasar el historial, no porque el modelo tenga memoria entre llamadas. Un modelo es una función pura: mismo
-# contexto, mismos logits. Si una función de "modelo" guarda estado escondido, dos llamadas idénticas dan
+# contexto, mismos logits. Si una función de «modelo» guarda estado escondido, dos llamadas idénticas dan
 # resultados distintos, y eso ya no es el modelo, es otra capa del sistema.
 
 # %%
@@ -1406,7 +1406,7 @@ detecta("modelo con estado escondido", lambda: check_close(
 # continuación falsa si así suele continuar ese tipo de texto. La verdad se comprueba con fuentes, no con la
 # softmax.
 #
-# ## 13. Pregunta para razonar (corrección manual)
+# ## 13. Pregunta para razonar (corrección manual · 3 puntos · ~15 min)
 #
 # Un compañero compara dos asistentes de chat con la misma pregunta sobre el horario de una biblioteca de su
 # barrio. El asistente A contesta bien y el B se inventa un horario. Concluye: «el modelo de A sabe más que el
@@ -1426,13 +1426,13 @@ detecta("modelo con estado escondido", lambda: check_close(
 # %% [markdown] nbgrader={"grade_id": "respuesta_capas", "solution": true, "grade": true, "points": 3}
 # ### BEGIN SOLUTION
 # Comete dos errores. El primero es confundir el modelo con el producto: A puede acertar porque su *sistema*
-# busca en la web o en una base de datos (recuperación, herramientas), no porque sus pesos "sepan" más; el
+# busca en la web o en una base de datos (recuperación, herramientas), no porque sus pesos «sepan» más; el
 # número de parámetros no se puede deducir de una respuesta. El segundo es leer la probabilidad como verdad: un
 # 92 % mide lo bien que una palabra encaja con los patrones aprendidos, no si el horario es real; un modelo
 # base o instruido sin acceso a datos frescos rellena con algo plausible.
 #
 # La diferencia puede venir de cualquiera de las tres capas: del modelo base (datos y tamaño), del ajuste
-# como modelo instruido (si aprendió a decir "no lo sé") o del sistema (búsqueda, herramientas, instrucciones
+# como modelo instruido (si aprendió a decir «no lo sé») o del sistema (búsqueda, herramientas, instrucciones
 # de sistema, validadores). Para comparar los *modelos* de forma justa usaría las mismas preguntas, el mismo
 # prompt y la misma configuración de decodificación, sin herramientas ni recuperación en ninguno, con un
 # conjunto de evaluación propio cuyas respuestas conozca, y mediría aciertos, coste y latencia; y si el producto

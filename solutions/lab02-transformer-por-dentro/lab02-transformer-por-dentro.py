@@ -11,8 +11,9 @@
 #
 # [![Abrir en Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/llmlab-curso/llmlab/blob/main/labs/lab02-transformer-por-dentro/lab02-transformer-por-dentro.ipynb)
 #
-# **Capítulo 02** de *Facsímil 03 · Arquitecturas y modelos* · duración estimada: **3 horas y media** (una hora
-# de lectura y figuras y unas 2 h 30 min de ejercicios; cada ejercicio indica su tiempo y su dificultad)
+# **Capítulo 02** de *Facsímil 03 · Arquitecturas y modelos* · duración estimada: **3 horas y media** (60 min
+# de lectura y figuras y 2 h 30 min de ejercicios y de la pregunta razonada; cada ejercicio indica su tiempo y su
+# dificultad)
 #
 # Hay un instante, dentro de cualquier modelo de lenguaje, en el que tu frase deja de ser letras y pasa a ser
 # una tabla de números. A partir de ahí todo son multiplicaciones de matrices. Este laboratorio recorre ese
@@ -979,7 +980,7 @@ plt.show()
 # Cada fila de cada mapa suma 1, y las dos cabezas reparten la atención de forma distinta con la misma frase.
 # En `llmlab.model` esto son los campos `n_heads` y `head_dim` de `ModelConfig`.
 #
-# ### Ejercicio 10 · `most_attended`, encuentra el error (1 punto · dificultad ★☆☆ · ~5 min)
+# ### Ejercicio 7 · `most_attended`, encuentra el error (1 punto · dificultad ★☆☆ · ~5 min)
 #
 # Un mapa de atención se lee **por filas**: la fila `i` dice a quién mira el token `i`; la columna `i`, quién lo
 # mira a él. `most_attended(A, i)` debe devolver el índice `j` (un `int`) del token al que **más mira** el token
@@ -1016,7 +1017,7 @@ def most_attended(A, i):
 # </details>
 
 # %% nbgrader={"grade_id": "test_most_attended", "grade": true, "points": 1}
-# Comprobación del ejercicio 10 · respuestas exactas (índices).
+# Comprobación del ejercicio 7 · respuestas exactas (índices).
 A_cabeza_0 = A_mh[0]
 with reference_blocked(ATT.most_attended):
     j_t = checked_call(most_attended, A_cabeza_0, 1)
@@ -1058,7 +1059,7 @@ with hidden("most_attended: matrices aleatorias, empates e índices fuera de ran
 #
 # $$f(X[\text{perm}]) = f(X)[\text{perm}]$$
 #
-# ### Ejercicio 7 · `is_permutation_equivariant` (2 puntos · dificultad ★★☆ · ~15 min)
+# ### Ejercicio 8 · `is_permutation_equivariant` (2 puntos · dificultad ★★☆ · ~15 min)
 #
 # Escribe `is_permutation_equivariant(fn, X, perm, atol=1e-8)`, que devuelve `True` o `False` (un `bool`):
 #
@@ -1098,7 +1099,7 @@ def is_permutation_equivariant(fn, X, perm, atol=1e-8):
 # </details>
 
 # %% nbgrader={"grade_id": "test_is_permutation_equivariant", "grade": true, "points": 2}
-# Comprobación del ejercicio 7 · respuestas exactas (True o False).
+# Comprobación del ejercicio 8 · respuestas exactas (True o False).
 rng_v = np.random.default_rng(7)
 X_v = rng_v.normal(size=(5, 4))
 W_v = [rng_v.normal(size=(4, 4)) for _ in range(3)]
@@ -1238,7 +1239,7 @@ def params_from_model(modelo):
     }
 
 # %% [markdown]
-# ### Ejercicio 8 · `toy_forward` (3 puntos · dificultad ★★★ · ~30 min)
+# ### Ejercicio 9 · `toy_forward` (3 puntos · dificultad ★★★ · ~30 min)
 #
 # Escribe `toy_forward(ids, params)`, que devuelve los logits del siguiente token, un **array de NumPy de floats**
 # de forma `(V,)`, para una frase `ids` de forma `(n,)` (una lista o un array), sin modificar `params`. Es la pasada pre-norm y causal del modelo de juguete:
@@ -1287,7 +1288,7 @@ def toy_forward(ids, params):
 # </details>
 
 # %% nbgrader={"grade_id": "test_toy_forward", "grade": true, "points": 3}
-# Comprobación del ejercicio 8 · tolerancia: 1e-4 (el modelo de PyTorch calcula en float32).
+# Comprobación del ejercicio 9 · tolerancia: 1e-4 (el modelo de PyTorch calcula en float32).
 BLOQUEADAS_PASADA = (LM.Transformer, EMB.embed, EMB.build_input, ATT.scaled_dot_product_attention,
                      ATT.causal_attention, ATT.attention_from_X, ATT.multi_head_attention)
 modelo_t = modelo_de_juguete(semilla=0)
@@ -1350,7 +1351,7 @@ print(np.round(atenciones[0][0, 0].numpy(), 3))
 # a la vez, en paralelo, y cada token llega directamente a cualquier otro, sin pasar la información de mano en
 # mano como una red recurrente.
 #
-# ### Ejercicio 9 · `attention_cost` (1 punto · dificultad ★☆☆ · ~5 min)
+# ### Ejercicio 10 · `attention_cost` (1 punto · dificultad ★☆☆ · ~5 min)
 #
 # Escribe `attention_cost(n, d_k=1)`, que devuelve (como **`int`**) el trabajo de las puntuaciones de la atención:
 # `n² · d_k`. Con `d_k = 1` es el número de parejas de tokens. Si `n` es negativo o `d_k` es menor que 1, lanza
@@ -1380,7 +1381,7 @@ def attention_cost(n, d_k=1):
 # </details>
 
 # %% nbgrader={"grade_id": "test_attention_cost", "grade": true, "points": 1}
-# Comprobación del ejercicio 9 · cuentas exactas (enteros).
+# Comprobación del ejercicio 10 · cuentas exactas (enteros).
 with reference_blocked(C.attention_cost, C.attention_flops):
     coste_t = checked_call(attention_cost, 1000)
     check_number(coste_t, what="attention_cost(1000)", kind="int")
@@ -1531,11 +1532,11 @@ lo_delata("logits de X[0]", lambda: check_true(
 
 # %% [markdown]
 # Dos errores más ya los has arreglado tú: sumar la posición según el ID (`P[ids]`, ejercicio 3) y leer la
-# columna en vez de la fila (ejercicio 10). Y uno es de interpretación: **leer la atención como una explicación.**
+# columna en vez de la fila (ejercicio 7). Y uno es de interpretación: **leer la atención como una explicación.**
 # Que un token ponga mucho peso en otro significa que mezcla mucha información suya, no que «lo haya entendido por
 # esa razón»: los mapas de atención son una pista técnica, no una prueba.
 #
-# ## 10. Pregunta para razonar (corrección manual)
+# ## 10. Pregunta para razonar (corrección manual · 3 puntos · ~15 min)
 #
 # Una compañera defiende dos simplificaciones para un Transformer casero:
 #

@@ -12,8 +12,8 @@
 # [![Abrir en Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/llmlab-curso/llmlab/blob/main/labs/lab03-atencion-a-mano/lab03-atencion-a-mano.ipynb)
 #
 # **Capítulo 03** de *Facsímil 03 · Arquitecturas y modelos* (con la fila de atención del capítulo 02) ·
-# duración estimada: **4 horas** (una hora de lectura y figuras y unas 2 h 45 min de ejercicios; cada ejercicio
-# indica su tiempo y su dificultad)
+# duración estimada: **4 horas** (75 min de lectura y figuras y 2 h 45 min de ejercicios y de la pregunta
+# razonada; cada ejercicio indica su tiempo y su dificultad)
 #
 # En el lab 02 viste cómo «banco» reparte su atención entre las palabras que tiene delante: una sola fila de
 # números que suman 1. Un Transformer calcula esa fila para **todos** los tokens a la vez, con tres
@@ -1514,7 +1514,7 @@ detecta("caché sin valores", lambda: check_close(np.array(salidas_sin_v), O_fra
 #   mezcló información, no que ese token «explique» la respuesta: el resultado depende de decenas de capas,
 #   de cabezas y de los MLP.
 #
-# ## 12. Pregunta para razonar (corrección manual)
+# ## 12. Pregunta para razonar (corrección manual · 3 puntos · ~15 min)
 #
 # Un compañero propone ahorrarse la máscara: «calculo la softmax normal y después pongo a cero el triángulo
 # superior de `A`; total, sale una matriz triangular igual».

@@ -11,8 +11,9 @@
 #
 # [![Abrir en Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/llmlab-curso/llmlab/blob/main/labs/lab04-como-elige-palabras/lab04-como-elige-palabras.ipynb)
 #
-# **Capítulo 04** de *Facsímil 03 · Arquitecturas y modelos* · duración estimada: **3 horas y media** (una hora
-# de lectura y figuras y unas 2 h 25 min de ejercicios; cada ejercicio indica su tiempo y su dificultad)
+# **Capítulo 04** de *Facsímil 03 · Arquitecturas y modelos* · duración estimada: **3 horas y media** (65 min
+# de lectura y figuras y 2 h 25 min de ejercicios y de la pregunta razonada; cada ejercicio indica su tiempo y su
+# dificultad)
 #
 # La atención decide qué tokens se miran entre sí, pero un bloque Transformer hace más cosas: suma lo que
 # calcula a una vía que nunca se corta (el residual), reescala cada vector (LayerNorm o RMSNorm) y lo
@@ -492,7 +493,7 @@ with hidden("mlp y mlp_param_count: casos aleatorios, n == d, posiciones indepen
 d_grande = 4096
 atencion = 4 * d_grande**2 + 4 * d_grande  # Q, K, V y la proyección de salida, con sesgos
 perceptron = L.mlp_param_count(d_grande)
-print(f"atención: {atencion:,}   MLP: {perceptron:,}   fracción del MLP: {perceptron / (atencion + perceptron):.3f}")
+print(f"atención: {fmt_int(atencion)}   MLP: {fmt_int(perceptron)}   fracción del MLP: {perceptron / (atencion + perceptron):.3f}")
 
 plt.pie([atencion, perceptron], labels=["atención (4d²)", "MLP (8d²)"], autopct="%.1f %%",
         colors=["tab:blue", "tab:orange"], startangle=90)
@@ -1542,7 +1543,7 @@ atrapa("logits de la primera posición", lambda: check_true(
 # arriba). La
 # verdad se comprueba con contexto, fuentes y validación, no con un mando de muestreo.
 #
-# ## 13. Pregunta para razonar (corrección manual)
+# ## 13. Pregunta para razonar (corrección manual · 3 puntos · ~15 min)
 #
 # Te piden configurar el mismo asistente para tres encargos: **(a)** resumir las cláusulas de un contrato de
 # alquiler para un cliente, **(b)** una lluvia de ideas de nombres para una cafetería y **(c)** completar una
