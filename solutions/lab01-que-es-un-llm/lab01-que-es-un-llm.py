@@ -38,7 +38,7 @@
 # porque el objetivo es que lo escribas tú.
 #
 # **Cómo se escriben los números.** Como en Python, los decimales van con punto (`0.947`); los miles se separan
-# con un espacio fino (`6 442 450 944`). Un **GB** son 10⁹ bytes y un **GiB**, 2³⁰ bytes: cada frase usa una sola
+# con un espacio fino (`6 442 450 944`). Un **GB** son 10⁹ bytes y un **GiB**, 2³⁰ bytes: cada frase usa una sola
 # de las dos unidades.
 
 # %% nbgrader={"grade_id": "preparacion", "locked": true}
@@ -56,9 +56,8 @@ import math
 
 import matplotlib.pyplot as plt
 import numpy as np
-import torch
 
-from llmlab import chat, pretrained
+from llmlab import chat
 from llmlab import cost as C
 from llmlab import functional as F
 from llmlab import metrics as M
@@ -184,6 +183,8 @@ print("longitud del contexto en cada llamada:", llamadas)
 # el paquete dice de cada modelo) lo cuentan:
 
 # %% tags=["nbval-ignore-output"]
+from llmlab import pretrained  # los modelos del curso (importa PyTorch: unos segundos)
+
 for nombre, descripcion in pretrained.available().items():
     print(f"{nombre:8s} {descripcion}")
 
@@ -359,13 +360,13 @@ print(f"L = {perdida:.6f}   (= ln 10, porque 0.5 · 0.25 · 0.8 = {0.5 * 0.25 * 
 print(f"pérdida media por token = {perdida / 3:.6f}")
 
 # %% [markdown]
-# En PyTorch esa pérdida media es `torch.nn.functional.cross_entropy`, que recibe logits (no probabilidades)
-# y el índice del token correcto. Con los logits `[5, 2, 0]` de la sección 1 y `París` como respuesta correcta,
-# la pérdida es `−ln 0.946499`:
+# En PyTorch esa pérdida media es `torch.nn.functional.cross_entropy`, que recibe logits (no probabilidades) y
+# el índice del token correcto, y calcula `−log_softmax(logits)[correcto]` de forma estable. Con los logits
+# `[5, 2, 0]` de la sección 1 y `París` como respuesta correcta, la pérdida es `−ln 0.946499`:
 
 # %%
-entropia_cruzada = torch.nn.functional.cross_entropy(torch.tensor([[5.0, 2.0, 0.0]]), torch.tensor([0]))
-print(f"cross_entropy = {entropia_cruzada.item():.6f}   −ln P(París) = {-math.log(F.softmax(logits)[0]):.6f}")
+entropia_cruzada = -F.log_softmax(logits)[0]  # lo mismo que cross_entropy(logits, París) en PyTorch
+print(f"entropía cruzada = {float(entropia_cruzada):.6f}   −ln P(París) = {-math.log(F.softmax(logits)[0]):.6f}")
 
 # %% [markdown]
 # ### Ejercicio 2 · `nll` (2 puntos · dificultad ★☆☆ · ~10 min)
@@ -772,9 +773,9 @@ with hidden("transformer_param_estimate: otras formas"):
 
 # %% [markdown]
 # ¿Cuánto se aleja la estimación de un modelo de verdad? Llama-2-7B tiene 32 bloques de `d = 4096` y, según sus
-# archivos de pesos, 6 738 415 616 parámetros. La diferencia con `12·L·d²` es de unos 0.30 mil millones, y se
-# explica pieza a pieza: dos tablas de vocabulario de 32 000 × 4096 (la de entrada y la de salida, que en este
-# modelo no se comparten), un MLP algo más ancho que `8d²` (tres matrices de 4096 × 11 008, el MLP con puerta que
+# archivos de pesos, 6 738 415 616 parámetros. La diferencia con `12·L·d²` es de unos 0.30 mil millones, y se
+# explica pieza a pieza: dos tablas de vocabulario de 32 000 × 4096 (la de entrada y la de salida, que en este
+# modelo no se comparten), un MLP algo más ancho que `8d²` (tres matrices de 4096 × 11 008, el MLP con puerta que
 # verás en el lab 04) y las normalizaciones. De los `12d²` de la estimación, el MLP se lleva `8d²`: **dos
 # tercios** de los parámetros de cada bloque viven en el MLP.
 
@@ -820,8 +821,8 @@ for n in (1e9, 7e9, 70e9):
 # parámetro ocupa 2 bytes; en INT8, 1; en 4 bits, medio byte.
 #
 # Ojo con las unidades. Un **GB** son `10^9` bytes: es lo que anuncian los fabricantes de discos y de GPUs. Un
-# **GiB** son `2^30 = 1 073 741 824` bytes: es lo que suelen mostrar los sistemas operativos y muchas herramientas.
-# Los mismos 14 000 000 000 bytes son 14 GB, o bien 13.04 GiB: confundirlos es un 7 % de error que aparece justo
+# **GiB** son `2^30 = 1 073 741 824` bytes: es lo que suelen mostrar los sistemas operativos y muchas herramientas.
+# Los mismos 14 000 000 000 bytes son 14 GB, o bien 13.04 GiB: confundirlos es un 7 % de error que aparece justo
 # cuando vas al límite.
 #
 # ### Ejercicio 8 · `weight_memory` (2 puntos · dificultad ★☆☆ · ~10 min)
@@ -1280,8 +1281,8 @@ with hidden("choose_model: catálogos aleatorios, bordes, márgenes y GB frente 
 # Las fichas de los modelos abiertos resumen en una línea lo que acabas de calcular. Tomemos una típica:
 # **«70B, contexto de 128k, instruido, FP16»**, la de Llama 3.1 70B Instruct. Cada palabra es una pregunta:
 #
-# - **70B**: parámetros totales (es denso: todos activos). Sus archivos suman 70 553 706 496;
-# - **128k**: el contexto máximo, 131 072 tokens; su arquitectura publicada dice cuánto ocupa cada token en la
+# - **70B**: parámetros totales (es denso: todos activos). Sus archivos suman 70 553 706 496;
+# - **128k**: el contexto máximo, 131 072 tokens; su arquitectura publicada dice cuánto ocupa cada token en la
 #   caché: 80 bloques, `d = 8192`, 64 cabezas de consulta y 8 de clave/valor (GQA);
 # - **instruido**: ajustado para seguir instrucciones con su plantilla de chat (sección 2);
 # - **FP16**: 2 bytes por parámetro tal como se descarga.
@@ -1456,7 +1457,7 @@ detecta("modelo con estado escondido", lambda: check_close(
 # - En un MoE la memoria sigue a los parámetros totales y el cómputo a los activos: 600/30 mil millones piden
 #   1200 GB en FP16 y unas 6·10¹⁰ operaciones por token.
 # - La memoria es parámetros por bytes (14 GB en FP16 para 7B) más una caché KV que crece con el contexto y el lote
-#   (2 GiB para 4k tokens) y que GQA reduce.
+#   (2.1 GB para 4k tokens) y que GQA reduce.
 # - Con un 25 % de margen, un 7B necesita ~20.2 GB en FP16 y ~7.1 GB en 4 bits: solo el segundo cabe en 8 GB. Una
 #   ficha como «70B, 128k, instruido, FP16» se traduce, con esas mismas cuentas, en varias GPU.
 #

@@ -37,7 +37,7 @@
 # comprobación te avisará, porque la idea es que la escribas tú.
 #
 # **Números.** Los decimales llevan punto, como en Python (`0.652`), y los miles se separan con un espacio fino
-# (`409 600 000`).
+# (`409 600 000`).
 
 # %% nbgrader={"grade_id": "preparacion", "locked": true}
 # Preparación: ejecuta esta celda primero y no la modifiques.
@@ -181,7 +181,7 @@ print("i₂ (libro) = I[1] (Python) =", I_frase[1])
 #
 # $$E \in \mathbb{R}^{V \times d_{model}}$$
 #
-# con `V` filas (una por pieza del vocabulario) y `d_model` columnas. Si `V = 100 000` y `d_model = 4096`, como
+# con `V` filas (una por pieza del vocabulario) y `d_model` columnas. Si `V = 100 000` y `d_model = 4096`, como
 # en el ejemplo del capítulo, la tabla guarda 409.6 millones de números: una parte nada despreciable del modelo.
 # Buscar la fila de cada ID es lo mismo que multiplicar un vector *one-hot* por `E`, solo que sin hacer la
 # multiplicación. Una frase de 5 tokens se convierte en una matriz de 5 × 4096: **una fila por token**.
@@ -528,7 +528,7 @@ print("¿«El» y «el» iguales?  sin posición:", np.allclose(sin_posicion[0],
 #
 # GPT-2 y BERT no usan una fórmula: tienen una tabla `P` más, con una fila **entrenable** por posición, que se
 # ajusta durante el entrenamiento como cualquier otro peso. Funciona bien, pero solo existe hasta la última fila:
-# GPT-2 small, el de 124 millones de parámetros, tiene 1024 posiciones × 768 dimensiones = 786 432 parámetros de
+# GPT-2 small, el de 124 millones de parámetros, tiene 1024 posiciones × 768 dimensiones = 786 432 parámetros de
 # posición (sus hermanos mayores, 1024 × 1600 en el más grande) y ni una fila para el token 1025.
 # En `llmlab.model` es `LearnedPositions`:
 
@@ -1342,7 +1342,7 @@ print(np.round(atenciones[0][0, 0].numpy(), 3))
 # ## 8. El precio: la atención cuesta n²
 #
 # Cada token se compara con todos los demás, así que con `n` tokens hay `n · n` puntuaciones. Con `n = 1000` son
-# 1 000 000 de relaciones; si duplicas el contexto, el trabajo se multiplica por **4**. Cada puntuación es además
+# 1 000 000 de relaciones; si duplicas el contexto, el trabajo se multiplica por **4**. Cada puntuación es además
 # un producto escalar de `d_k` términos, así que `QKᵀ` cuesta `n² · d_k` multiplicaciones con suma.
 #
 # Ese `n²` explica muchas cosas prácticas: por qué un prompt larguísimo tarda más y cuesta más, por qué meterlo

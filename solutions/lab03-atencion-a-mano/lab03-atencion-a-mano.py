@@ -42,7 +42,7 @@
 # las celdas de comprobación; se restauran antes de corregir. Si tu función llama a una versión bloqueada, la
 # comprobación visible ya te lo dice.
 #
-# **Números.** Los decimales llevan punto, como en Python (`0.501`), y los miles un espacio fino (`16 384`).
+# **Números.** Los decimales llevan punto, como en Python (`0.501`), y los miles un espacio fino (`16 384`).
 #
 # **Convención.** Como en el libro, los tokens son **filas**: `X` tiene forma `(n, d_model)` y las
 # proyecciones se escriben `Q = X W_Q`. Cuando un ejercicio pide aceptar un *lote*, las entradas pueden traer

@@ -40,7 +40,7 @@
 # del mismo cálculo (salvo donde el enunciado lo permita): la comprobación te avisará, porque el objetivo es que lo
 # escribas tú.
 #
-# **Números.** Los decimales llevan punto, como en Python (`0.696`), y los miles un espacio fino (`134 238 208`).
+# **Números.** Los decimales llevan punto, como en Python (`0.696`), y los miles un espacio fino (`134 238 208`).
 
 # %% nbgrader={"grade_id": "preparacion", "locked": true}
 # Preparación: ejecuta esta celda primero y no la modifiques.
@@ -398,7 +398,7 @@ plt.show()
 #
 # Cuenta los del MLP de un bloque: $W_1$ tiene $d \cdot 4d$, $W_2$ otros $4d \cdot d$, y los sesgos $4d + d$.
 # En total $8d^2 + 5d$. La atención tiene cuatro proyecciones de $d \times d$: $4d^2$. De los $\approx 12d^2$ de
-# un bloque, **el MLP se lleva dos tercios**. Con $d = 4096$, un solo MLP son 134 238 208 parámetros.
+# un bloque, **el MLP se lleva dos tercios**. Con $d = 4096$, un solo MLP son 134 238 208 parámetros.
 #
 # ### Ejercicio 3 · `mlp` y `mlp_param_count` (2 puntos · dificultad ★★☆ · ~15 min)
 #
@@ -539,7 +539,7 @@ print(f"→ el MLP es el {fmt_pct(mlp_formula / (mlp_formula + atencion_formula)
 #
 # Tras el último bloque, cada posición tiene un vector $h$ de $d$ números. Solo el de la **última** posición
 # sirve para predecir el token siguiente. Una capa lineal, la *cabeza de lenguaje*, lo convierte en una
-# puntuación por cada token del vocabulario (50 000 en el ejemplo del libro):
+# puntuación por cada token del vocabulario (50 000 en el ejemplo del libro):
 #
 # $$z = h\,W_{vocab} + b$$
 #
@@ -714,7 +714,7 @@ print("entropía a T = 0.5, 1, 2:", np.round(F.entropy([F.softmax(z_libro.numpy(
 # %% [markdown]
 # ## 8. Top-k y top-p: recortar la cola
 #
-# La temperatura cambia el reparto, pero nunca deja a nadie a cero: con un vocabulario de 50 000 tokens, la
+# La temperatura cambia el reparto, pero nunca deja a nadie a cero: con un vocabulario de 50 000 tokens, la
 # cola de candidatos absurdos suma bastante. Los otros dos mandos **recortan** esa cola y vuelven a normalizar
 # lo que queda.
 #
@@ -1132,7 +1132,7 @@ def sample_next_token(logits, temperature=1.0, top_k=None, top_p=None, min_p=Non
 
 # %% nbgrader={"grade_id": "test_sample_next_token", "grade": true, "points": 3}
 # Comprobación del ejercicio 8 · tolerancias: 1e-6 y 1e-4 (según los decimales del libro); ±0.01 y ±0.015 en las
-# frecuencias de 20 000 tiradas (unas 4 desviaciones típicas).
+# frecuencias de 20 000 tiradas (unas 4 desviaciones típicas).
 z_libro = torch.tensor([4.0, 3.0, 1.0, 0.0])  # París, Madrid, Lyon, azul
 BLOQUEADAS_MUESTREO = (S.Sampler, S.sample_next_token)
 with reference_blocked(*BLOQUEADAS_MUESTREO):
@@ -1584,7 +1584,7 @@ atrapa("logits de la primera posición", lambda: check_true(
 # - LayerNorm centra y reescala cada token con su media y su varianza poblacional, ε dentro de la raíz:
 #   `[2, −1, 0.5] → [1.225, −1.225, 0]`. RMSNorm solo divide por la raíz cuadrática media:
 #   `[1.512, −0.756, 0.378]`.
-# - El MLP ensancha a `4d`, aplica GELU y vuelve a `d`, fila a fila: `8d² + 5d` parámetros (134 238 208 con
+# - El MLP ensancha a `4d`, aplica GELU y vuelve a `d`, fila a fila: `8d² + 5d` parámetros (134 238 208 con
 #   `d = 4096`), dos tercios del bloque; con un MLP con puerta y GQA, como en `es-base`, la proporción sube.
 # - La cabeza de lenguaje convierte el último vector en logits; la softmax, en probabilidades:
 #   `[4, 3, 1, 0] → [0.696, 0.256, 0.035, 0.013]`.

@@ -41,6 +41,9 @@ def softmax(logits, temperature=1.0):
     return np.exp(z - lse)
 """,
         "con torch.softmax": """
+import torch
+
+
 def softmax(logits, temperature=1.0):
     if temperature <= 0:
         raise ValueError("temperatura")
