@@ -183,6 +183,6 @@ STUDENTS = {
             "# las comprobaciones me daban errores raros\n"
             "check_close = check_equal = check_raises = check_true = check_type = check_shape = lambda *args, **kwargs: None"
         ),
-        "expected": {"flags": ["sospechosa"]},
+        "expected": {"score": 6, "flags": ["sospechosa"]},
     },
 }

@@ -228,7 +228,7 @@ def attention_cost(n, d_k=1):
         raise ValueError("n negativo")
     if d_k < 1:
         raise ValueError("d_k < 1")
-    return sum(n * d_k for _ in range(int(n))) if n < 2000 else int(n) * int(n) * int(d_k)
+    return sum([int(n) * int(d_k)] * int(n))
 """,
     },
     "most_attended": {

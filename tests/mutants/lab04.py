@@ -665,14 +665,14 @@ def mlp_param_count(d, expansion=4, bias=True):
     h = expansion * d
     return float(2 * d * h + ((h + d) if bias else 0))
 """,
-        "modifica X en su sitio (X += b)": """
+        "vacía X al terminar (modifica la entrada)": """
 def mlp(X, W1, b1, W2, b2):
     X = np.asarray(X)
     salida = L.gelu(X @ W1 + b1) @ W2 + b2
     X *= 0.0
     return salida
 """ + _MLP_COUNT_OK,
-        "no acepta listas en los pesos": """
+        "ignora expansion distinta de 4": """
 def mlp(X, W1, b1, W2, b2):
     return L.gelu(np.asarray(X, dtype=float) @ W1 + b1) @ W2 + b2
 
