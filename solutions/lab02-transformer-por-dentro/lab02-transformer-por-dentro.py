@@ -13,7 +13,7 @@
 #
 # **Capítulo 02** de *Facsímil 03 · Arquitecturas y modelos* · duración estimada: **3 horas y media** (60 min
 # de lectura y figuras y 2 h 30 min de ejercicios y de la pregunta razonada; cada ejercicio indica su tiempo y su
-# dificultad)
+# dificultad; las secciones «(opcional)» quedan fuera de la cuenta)
 #
 # Hay un instante, dentro de cualquier modelo de lenguaje, en el que tu frase deja de ser letras y pasa a ser
 # una tabla de números. A partir de ahí todo son multiplicaciones de matrices. Este laboratorio recorre ese
@@ -1407,7 +1407,7 @@ with hidden("attention_cost: otros tamaños y bordes"):
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# ### Medirlo
+# ### Medirlo (opcional)
 #
 # La cuenta dice `n²`; veamos si el reloj está de acuerdo. La celda cronometra las puntuaciones y su softmax,
 # `softmax(QKᵀ/√d_k)`, con `d_k = 64` y `n` cada vez mayor (en PyTorch y con un solo hilo, para que las medidas sean

@@ -13,7 +13,7 @@
 #
 # **Capítulo 03** de *Facsímil 03 · Arquitecturas y modelos* (con la fila de atención del capítulo 02) ·
 # duración estimada: **4 horas** (75 min de lectura y figuras y 2 h 45 min de ejercicios y de la pregunta
-# razonada; cada ejercicio indica su tiempo y su dificultad)
+# razonada; cada ejercicio indica su tiempo y su dificultad; las secciones «(opcional)» quedan fuera de la cuenta)
 #
 # En el lab 02 viste cómo «banco» reparte su atención entre las palabras que tiene delante: una sola fila de
 # números que suman 1. Un Transformer calcula esa fila para **todos** los tokens a la vez, con tres
@@ -1385,7 +1385,7 @@ print("CausalSelfAttention con y sin SDPA:                ", iguales(salida_rapi
 print("forma de los pesos de la capa:", tuple(pesos_capa.shape), " [lote, cabezas, consulta, clave]")
 
 # %% [markdown]
-# ### Dentro de un Transformer completo
+# ### Dentro de un Transformer completo (opcional)
 #
 # Por último, un Transformer de `llmlab` de dos capas, recién inicializado (sin entrenar), procesa los IDs de
 # la frase del capítulo 02, `[42, 981, 774, 42, 1503]`. Con `return_attention=True` devuelve los pesos de

@@ -13,7 +13,7 @@
 #
 # **Capítulo 04** de *Facsímil 03 · Arquitecturas y modelos* · duración estimada: **3 horas y media** (65 min
 # de lectura y figuras y 2 h 25 min de ejercicios y de la pregunta razonada; cada ejercicio indica su tiempo y su
-# dificultad)
+# dificultad; las secciones «(opcional)» quedan fuera de la cuenta)
 #
 # La atención decide qué tokens se miran entre sí, pero un bloque Transformer hace más cosas: suma lo que
 # calcula a una vía que nunca se corta (el residual), reescala cada vector (LayerNorm o RMSNorm) y lo
@@ -869,8 +869,8 @@ def top_p_filter(logits, p, min_tokens_to_keep=1):
 #
 # <details><summary>Pista 2</summary>
 #
-# Un token se queda si la masa de los que van **antes** que él es menor que `p`. Esa masa es
-# `acumulada - ordenadas`, no `acumulada` (que ya incluye al propio token).
+# Un token se queda si la masa de los que van **antes** que él es menor que `p`. `acumulada` no es esa masa: ya
+# incluye al propio token. ¿Cómo sacas, con los tensores que ya tienes, la masa de los anteriores?
 #
 # </details>
 
@@ -1260,7 +1260,7 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# ### Juega con los mandos
+# ### Juega con los mandos (opcional)
 #
 # La función de abajo dibuja la distribución final de los diez candidatos para unos mandos dados (en gris, la
 # original a $T = 1$). La primera celda la llama con unos valores fijos; la segunda, si tienes el cuaderno
