@@ -138,16 +138,23 @@ class BlockAllocator:
             self.free(block)
 
     def ensure_writable(self, block: int) -> tuple[int, int | None]:
-        """Copy-on-write: ``(block, None)`` if the caller is its only owner, else ``(new_block, block)``.
+        """Copy-on-write: ``(block, None)`` if the caller may write in place, else ``(new_block, block)``.
 
         In the second case the caller must copy the keys and values of ``block`` into ``new_block``
-        and use ``new_block`` from now on; its reference to ``block`` has been dropped.
+        and use ``new_block`` from now on; its reference to ``block`` has been dropped. A block is
+        copied when others share it, and also when it is in the prefix cache (its content must stay
+        what the cache promises), unless no block is left: then the cache entry is dropped instead.
         """
         self._check(block)
-        if self._refcount[block] == 1:
-            self._forget(block)  # its content is about to change: no longer findable
+        if self._refcount[block] == 1 and block not in self._block_key:
             return block, None
-        new_block = self.allocate()
+        try:
+            new_block = self.allocate()
+        except OutOfBlocks:
+            if self._refcount[block] > 1:
+                raise
+            self._forget(block)
+            return block, None
         self.free(block)
         self.copies_on_write += 1
         return new_block, block
