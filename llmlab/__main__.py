@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import codecs
+import os
 import re
 import sys
 
@@ -407,6 +408,12 @@ def _cmd_serve(args, out) -> int:
               exit_with_stdin=args.exit_with_stdin, log_level=args.log_level, on_ready=ready)
     except OSError as err:
         raise _UsageError(f"no se pudo escuchar en {args.host}:{args.port}: {err.strerror or err}") from None
+    if args.exit_with_stdin:
+        # Started by llmlab.serve.launch, which waits for us: the server has shut down cleanly, and
+        # skipping the interpreter's teardown (over a second with torch loaded) makes stop() quick.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
     return 0
 
 

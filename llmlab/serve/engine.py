@@ -198,12 +198,9 @@ class Engine:
         stops = list(params.stop_token_ids) or ([tok.eos_id] if tok.eos_id is not None else [])
         if not stops:
             raise ValueError("json_schema needs stop_token_ids (the token that ends the object)")
-        constraint = JsonObjectConstraint(params.json_schema, tok.vocab_bytes(), stops,
-                                          special_token_ids=tok.special_ids, prompt_length=prompt_length)
-        if constraint.max_new_tokens > params.max_tokens:
-            raise ValueError(f"max_tokens={params.max_tokens} may be too few for this schema: an object can "
-                             f"take up to {constraint.max_new_tokens} tokens")
-        return constraint
+        # Like the OpenAI API, a max_tokens too small for the object cuts it (finish_reason "length").
+        return JsonObjectConstraint(params.json_schema, tok.vocab_bytes(), stops,
+                                    special_token_ids=tok.special_ids, prompt_length=prompt_length)
 
     # -- one step ----------------------------------------------------------------------------------
 
