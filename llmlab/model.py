@@ -52,6 +52,7 @@ __all__ = [
     "Block",
     "Transformer",
     "generate",
+    "stack_qkv",
     "count_parameters",
     "from_hf",
 ]
@@ -467,6 +468,7 @@ class StaticKVCache:
         self.values = [torch.zeros(shape, dtype=dtype, device=device) for _ in range(n_layers)]
         self.lengths = [0] * n_layers  # tokens filled per layer (layer 0 is written first)
         self.max_len = max_len
+        self.stacked_qkv = None  # generate() puts stack_qkv(model) here: one matmul for q, k, v
 
     @classmethod
     def for_model(cls, model: "Transformer", batch: int = 1, max_len: int | None = None) -> "StaticKVCache":
@@ -544,14 +546,18 @@ class CausalSelfAttention(nn.Module):
         need_weights: bool = False,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         batch, seq, _ = x.shape
-        # 1. Project, then split the last dimension into heads: [batch, heads, seq, head_dim].
-        q = self.q_proj(x).view(batch, seq, self.n_heads, self.head_dim).transpose(1, 2)
-        k = self.k_proj(x).view(batch, seq, self.n_kv_heads, self.head_dim).transpose(1, 2)
-        v = self.v_proj(x).view(batch, seq, self.n_kv_heads, self.head_dim).transpose(1, 2)
-        # 2. RoPE rotates q and k (never v): positions enter only through the q.k scores.
-        if rope is not None:
-            cos, sin = rope
-            q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+        stacked = getattr(cache, "stacked_qkv", None)
+        if stacked is not None:  # generate() prepared one matrix for steps 1 and 2
+            q, k, v = self._project_stacked(x, stacked[self.layer_idx], rope)
+        else:
+            # 1. Project, then split the last dimension into heads: [batch, heads, seq, head_dim].
+            q = self.q_proj(x).view(batch, seq, self.n_heads, self.head_dim).transpose(1, 2)
+            k = self.k_proj(x).view(batch, seq, self.n_kv_heads, self.head_dim).transpose(1, 2)
+            v = self.v_proj(x).view(batch, seq, self.n_kv_heads, self.head_dim).transpose(1, 2)
+            # 2. RoPE rotates q and k (never v): positions enter only through the q.k scores.
+            if rope is not None:
+                cos, sin = rope
+                q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
         # 3. The cache stores k and v per K/V head (before repeating them): that is what GQA saves.
         #    A cache of many sequences (llmlab.serve) stores them and attends over each sequence's own keys.
         if cache is not None and hasattr(cache, "attend"):
@@ -567,6 +573,18 @@ class CausalSelfAttention(nn.Module):
         # 4. Merge heads back to [batch, seq, n_heads * head_dim] and mix them with W_O.
         out = out.transpose(1, 2).reshape(batch, seq, self.n_heads * self.head_dim)
         return self.o_proj(out), weights
+
+    def _project_stacked(self, x, weight_bias, rope) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Steps 1 and 2 with W_Q, W_K and W_V stacked into one matrix (``stack_qkv``): one matrix
+        product instead of three, and one RoPE rotation for q and k together. Same numbers."""
+        batch, seq, _ = x.shape
+        heads = self.n_heads + 2 * self.n_kv_heads
+        qkv = F.linear(x, *weight_bias).view(batch, seq, heads, self.head_dim).transpose(1, 2)
+        qk, v = qkv.split([self.n_heads + self.n_kv_heads, self.n_kv_heads], dim=1)
+        if rope is not None:
+            qk = apply_rope(qk, *rope)
+        q, k = qk.split([self.n_heads, self.n_kv_heads], dim=1)
+        return q, k, v
 
     def _attend_readable(self, q, k, v) -> tuple[torch.Tensor, torch.Tensor]:
         """softmax(q k^T / sqrt(head_dim) + causal mask) @ v, keeping the weights to look at."""
@@ -790,7 +808,25 @@ def _as_id_list(name: str, value) -> list[int]:
     return list(values)
 
 
-@torch.no_grad()
+def stack_qkv(model: Transformer) -> list[tuple[torch.Tensor, torch.Tensor | None]] | None:
+    """Per layer, ``(cat(W_Q, W_K, W_V), cat(biases) or None)``; None if a projection is not a plain
+    ``nn.Linear`` (an adapter such as LoRA must run as it is).
+
+    ``generate`` builds this at the start of each call and passes it on through its cache, so a
+    decoding step does one matrix product for q, k and v. Built per call, it can never be stale.
+    """
+    stacked = []
+    for block in model.blocks:
+        attn = getattr(block, "attn", None)
+        projections = [getattr(attn, name, None) for name in ("q_proj", "k_proj", "v_proj")]
+        if not all(type(p) is nn.Linear for p in projections):
+            return None
+        weight = torch.cat([p.weight for p in projections])
+        bias = torch.cat([p.bias for p in projections]) if projections[0].bias is not None else None
+        stacked.append((weight, bias))
+    return stacked
+
+
 def generate(
     model: Transformer,
     input_ids: torch.Tensor,
@@ -818,6 +854,17 @@ def generate(
 
     Call ``model.eval()`` first if the model has dropout.
     """
+    # Inference mode: no autograd bookkeeping at all (faster than no_grad); the result is cloned
+    # outside it, so it is an ordinary tensor that training code can use.
+    with torch.inference_mode():
+        out = _generate(model, input_ids, max_new_tokens, use_cache=use_cache, sampler=sampler,
+                        eos_token_id=eos_token_id, stop_sequences=stop_sequences, on_token=on_token,
+                        pad_token_id=pad_token_id, **sampling_kwargs)
+    return out.clone()
+
+
+def _generate(model, input_ids, max_new_tokens, *, use_cache, sampler, eos_token_id, stop_sequences, on_token,
+              pad_token_id, **sampling_kwargs) -> torch.Tensor:
     if not isinstance(model, Transformer):
         raise TypeError(f"model must be an llmlab Transformer (convert HF models with from_hf), got {type(model).__name__}")
     if not isinstance(input_ids, torch.Tensor):
@@ -858,6 +905,8 @@ def generate(
     tokens[:, :prompt_len] = ids
     length = prompt_len
     cache = StaticKVCache.for_model(model, batch, max_len=prompt_len + max_new_tokens) if use_cache else None
+    if cache is not None:
+        cache.stacked_qkv = stack_qkv(model)
     watch_stops = bool(eos_ids or stops)
     finished = torch.zeros(batch, dtype=torch.bool, device=ids.device)
     model_input = ids  # with a cache: first the whole prompt (prefill), then one token at a time

@@ -182,7 +182,7 @@ class SpeculativeDecoder:
             logits = self.runner.run(segments, ["last"] * len(segments))
             for k, row in zip(active, logits):
                 request = requests[k]
-                context = request.ids_with(drafts[k])
+                context = request.ids_with(drafts[k]) if _needs_context(request.sampler) else None
                 if request.params.greedy:
                     token = int(request.sampler.process(row, context).argmax(dim=-1)[0])
                 else:
@@ -197,14 +197,12 @@ class SpeculativeDecoder:
         draft_tokens, draft_probs = draft
         gamma = len(draft_tokens)
         try:
+            scores = _target_scores(request, rows, draft_tokens)  # [γ + 1, vocab], the sampler's settings applied
             if request.params.greedy:
-                targets = [int(request.sampler.process(rows[j:j + 1], request.ids_with(draft_tokens[:j])).argmax())
-                           for j in range(gamma + 1)]
-                tokens = speculative_step(draft_tokens, targets)
+                tokens = speculative_step(draft_tokens, scores.argmax(dim=-1).tolist())
                 n_accepted = len(tokens) - 1
             else:
-                target_probs = torch.cat([request.sampler.probs(rows[j:j + 1], request.ids_with(draft_tokens[:j]))
-                                          for j in range(gamma + 1)])
+                target_probs = torch.softmax(scores, dim=-1)
                 tokens, n_accepted = verify_sampled(draft_tokens, draft_probs, target_probs, request.generator)
         except Exception as err:  # this request fails; the batch goes on
             return engine.fail_request(request, err, now)
@@ -227,6 +225,20 @@ class SpeculativeDecoder:
                 break
         engine.scheduler.trim(request, request.num_tokens)
         return appended
+
+
+def _needs_context(sampler) -> bool:
+    """Does the sampler look at the tokens so far (repetition penalty, constraint), or only at the logits?"""
+    return getattr(sampler, "constraint", None) is not None or getattr(sampler, "repetition_penalty", None) not in (
+        None, 1.0)
+
+
+def _target_scores(request: Request, rows: torch.Tensor, draft_tokens: list[int]) -> torch.Tensor:
+    """The processed scores at each verified position; one call for all rows unless the context matters."""
+    if not _needs_context(request.sampler):
+        return request.sampler.process(rows)
+    return torch.cat([request.sampler.process(rows[j:j + 1], request.ids_with(draft_tokens[:j]))
+                      for j in range(len(draft_tokens) + 1)])
 
 
 @torch.no_grad()
