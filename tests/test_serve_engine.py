@@ -319,3 +319,18 @@ def test_scheduler_rejects_inconsistent_limits():
         Scheduler(alloc, policy="fifo")
     with pytest.raises(ValueError, match="max_num_batched_tokens"):
         Scheduler(alloc, max_num_seqs=8, max_num_batched_tokens=4)
+
+
+def test_llm_loads_a_shipped_model_and_answers_chats_like_generate():
+    from llmlab.chat import STOP_TOKENS, encode_chat
+    from llmlab.serve import LLM
+
+    llm = LLM("es-chat", max_num_seqs=4)
+    conversation = [{"role": "user", "content": "¿Qué es un token?"}]
+    (out,) = llm.chat([conversation], SamplingParams(max_tokens=30, temperature=0))
+    prompt = encode_chat(conversation, llm.tokenizer, "chatml", add_generation_prompt=True)
+    stops = [llm.tokenizer.special_tokens[t] for t in STOP_TOKENS["chatml"]]
+    ref = generate(llm.model, torch.tensor(prompt), 30, eos_token_id=stops)[len(prompt):].tolist()
+    assert out.token_ids == ref and out.text == llm.tokenizer.decode(ref, skip_special=True)
+    with pytest.raises(ValueError, match="not a chat model"):
+        LLM("es-base").chat_prompt(conversation)

@@ -89,7 +89,11 @@ class Engine:
     - ``max_num_seqs``: most requests in the running batch; ``max_num_batched_tokens``: most tokens
       per step (prompt chunks included).
     - ``policy``: ``"continuous"`` (default) or ``"static"`` batching; ``prefix_caching``.
-    - ``draft_model``, ``num_speculative_tokens``: speculative decoding (see ``llmlab.serve.speculative``).
+    - ``draft_model``, ``num_speculative_tokens``: speculative decoding (see ``llmlab.serve.speculative``);
+      prefix caching is then off (a cached block would lack the draft model's keys and values).
+
+    ``step``, ``add_request`` and ``abort`` may be called from different threads (the server does);
+    ``generate`` is for a notebook or a script that owns the engine.
     """
 
     def __init__(self, model: Transformer, tokenizer: Any = None, *, block_size: int = 16,
@@ -379,6 +383,18 @@ class LLM(Engine):
         if self.chat_style is None:
             raise ValueError(f"{self.model_name} is not a chat model (it has no chat template)")
         return encode_chat(list(messages), self.tokenizer, self.chat_style, add_generation_prompt=True)
+
+    def chat(self, conversations: Sequence[Sequence[dict]], params: SamplingParams | None = None) -> list[Completion]:
+        """Answer each conversation (a list of ``{"role", "content"}`` messages) with the chat template.
+
+        The template's end-of-turn tokens are added to ``params.stop_token_ids``.
+        """
+        import dataclasses
+
+        params = SamplingParams() if params is None else params
+        stops = list(dict.fromkeys([*params.stop_token_ids, *self.chat_stop_ids()]))
+        params = dataclasses.replace(params, stop_token_ids=stops)
+        return self.generate([self.chat_prompt(c) for c in conversations], params)
 
     def chat_stop_ids(self) -> list[int]:
         """The token ids that end an answer in the model's chat template."""

@@ -175,7 +175,7 @@ class Scheduler:
             if request.state is not RequestState.RUNNING or budget == 0:
                 continue
             n = min(request.num_tokens - request.num_computed, budget)
-            lookahead = self._lookahead(request) if n == 1 else 0
+            lookahead = self.lookahead_for(request) if n == 1 else 0
             while not self._reserve(request, request.num_computed + n + lookahead, output):
                 victim = next(r for r in reversed(self.running) if id(r) not in scheduled)
                 self._preempt(victim, output)
@@ -200,7 +200,8 @@ class Scheduler:
             budget -= segment.n_tokens
         return output
 
-    def _lookahead(self, request: Request) -> int:
+    def lookahead_for(self, request: Request) -> int:
+        """Draft slots this decoding request gets now: ``lookahead``, fewer near its max_tokens or the context."""
         if self.lookahead == 0:
             return 0
         room = min(request.params.max_tokens - len(request.output_ids), request.max_seq_len - request.num_tokens)

@@ -135,7 +135,7 @@ class SpeculativeDecoder:
 
     def step(self, engine, segments) -> list[list[int]]:
         """Draft for the decoding requests, run the target once over everything, accept, append."""
-        decoding = {i: engine.scheduler._lookahead(seg.request) for i, seg in enumerate(segments)
+        decoding = {i: engine.scheduler.lookahead_for(seg.request) for i, seg in enumerate(segments)
                     if seg.n_tokens == 1 and seg.samples}
         decoding = {i: g for i, g in decoding.items() if g > 0}
         t0 = time.perf_counter()
