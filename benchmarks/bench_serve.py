@@ -161,32 +161,41 @@ def bench_kv(model, tok, n: int, batch: int) -> None:
 # -- 3. speculative decoding ---------------------------------------------------------------------------
 
 
-def bench_speculative(target, draft, tok, n_prompts: int, max_tokens: int, gammas, batch_sizes) -> None:
+def bench_speculative(target, draft, tok, n_prompts: int, max_tokens: int, gammas, batch_sizes, rounds: int) -> None:
     texts = ["Había una vez", "La luna", "El mar es", "Mi abuela decía", "En la escuela", "El tren salió",
              "Cuando llegó el invierno", "La ciudad"]
     prompts = [[tok.bos_id] + tok.encode(texts[i % len(texts)]) for i in range(n_prompts)]
     print(f"\n3) speculative decoding: es-mini (draft, {sum(p.numel() for p in draft.parameters()):,} params) for "
           f"es-base (target, {sum(p.numel() for p in target.parameters()):,}); {n_prompts} prompts, {max_tokens} "
-          "tokens each (no stop token)")
+          f"tokens each (no stop token); target alone and with the draft alternate, median of {rounds} rounds")
     print(f"{'sampling':9s} {'batch':>5s} {'γ':>2s} {'α (acc.)':>9s} {'tok/pass':>9s} {'formula':>8s} "
           f"{'draft c':>8s} {'pred. x':>8s} {'tok/s':>8s} {'target tok/s':>12s} {'speed-up':>9s}  same as target")
+    n_tokens = n_prompts * max_tokens
     for label, temperature in (("greedy", 0.0), ("T=0.8", 0.8)):
         params = [SamplingParams(max_tokens=max_tokens, temperature=temperature, seed=i) for i in range(n_prompts)]
         for batch in batch_sizes:
-            plain = Engine(target, tok, max_num_seqs=batch)
-            t0 = time.perf_counter()
-            reference = plain.generate(prompts, params)
-            target_rate = n_prompts * max_tokens / (time.perf_counter() - t0)
             for gamma in gammas:
-                engine = Engine(target, tok, max_num_seqs=batch, draft_model=draft, num_speculative_tokens=gamma)
-                t0 = time.perf_counter()
-                outs = engine.generate(prompts, params)
-                rate = n_prompts * max_tokens / (time.perf_counter() - t0)
-                s = engine.spec_stats()
+                plain_walls, spec_walls = [], []
+                for r in range(rounds):
+                    order = ("plain", "spec") if r % 2 == 0 else ("spec", "plain")
+                    for kind in order:
+                        draft_model = draft if kind == "spec" else None
+                        engine = Engine(target, tok, max_num_seqs=batch, draft_model=draft_model,
+                                        num_speculative_tokens=gamma)
+                        t0 = time.perf_counter()
+                        outs = engine.generate(prompts, params)
+                        (spec_walls if kind == "spec" else plain_walls).append(time.perf_counter() - t0)
+                        if kind == "spec":
+                            spec_engine, spec_outs = engine, outs
+                        else:
+                            plain_outs = outs
+                s = spec_engine.spec_stats()
                 # c: one draft step relative to one target pass, from the time each side took
                 c = (s.draft_s / max(s.proposed / max(s.passes, 1), 1e-9)) / s.verify_s if s.verify_s else float("nan")
                 predicted = s.predicted_tokens_per_pass / (gamma * c + 1)
-                same = all(a.token_ids == b.token_ids for a, b in zip(outs, reference)) if temperature == 0 else None
+                rate, target_rate = n_tokens / statistics.median(spec_walls), n_tokens / statistics.median(plain_walls)
+                same = (all(a.token_ids == b.token_ids for a, b in zip(spec_outs, plain_outs))
+                        if temperature == 0 else None)
                 print(f"{label:9s} {batch:5d} {gamma:2d} {s.acceptance_rate:9.2f} {s.tokens_per_pass:9.2f} "
                       f"{expected_tokens_per_pass(s.acceptance_rate, gamma):8.2f} {c:8.2f} {predicted:7.2f}x "
                       f"{rate:8.1f} {target_rate:12.1f} {rate / target_rate:8.2f}x  "
@@ -303,7 +312,8 @@ def main() -> None:
     if "speculative" in only:
         draft, _ = pretrained.load("es-mini")
         bench_speculative(target, draft, tok, n_prompts=4 if args.quick else 8, max_tokens=32 if args.quick else 64,
-                          gammas=(4,) if args.quick else (2, 4, 6), batch_sizes=(1,) if args.quick else (1, 8))
+                          gammas=(4,) if args.quick else (2, 4, 6), batch_sizes=(1,) if args.quick else (1, 8),
+                          rounds=1 if args.quick else 3)
     if "cost" in only:
         bench_cost(target, tok, rounds=1 if args.quick else 3, batches=(1, 8) if args.quick else (1, 8, 32),
                    context=128)

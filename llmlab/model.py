@@ -345,8 +345,6 @@ def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.T
 # ----------------------------------------------------------------------------------------------
 
 
-
-
 def causal_mask(q_len: int, k_len: int, device=None) -> torch.Tensor:
     """Boolean ``[q_len, k_len]``, True where query i may look at key j.
 
@@ -576,7 +574,7 @@ class CausalSelfAttention(nn.Module):
 
     def _project_stacked(self, x, weight_bias, rope) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Steps 1 and 2 with W_Q, W_K and W_V stacked into one matrix (``stack_qkv``): one matrix
-        product instead of three, and one RoPE rotation for q and k together. Same numbers."""
+        product instead of three, and one RoPE rotation for q and k together (equal up to float rounding)."""
         batch, seq, _ = x.shape
         heads = self.n_heads + 2 * self.n_kv_heads
         qkv = F.linear(x, *weight_bias).view(batch, seq, heads, self.head_dim).transpose(1, 2)
