@@ -37,7 +37,13 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import torch  # noqa: E402
 
 from llmlab import pretrained  # noqa: E402
-from llmlab.cost import Efficiency, decode_step, expected_tokens_per_pass, latency_percentiles, paged_kv_usage  # noqa: E402
+from llmlab.cost import (  # noqa: E402
+    Efficiency,
+    decode_step,
+    expected_tokens_per_pass,
+    latency_percentiles,
+    paged_kv_usage,
+)
 from llmlab.cost.calibrate import (  # noqa: E402
     layer_overhead_s,
     measure_matmul_tflops,
@@ -279,7 +285,8 @@ def bench_load(clients: int, duration_s: float, max_tokens: int, soak_minutes: f
         print(f"server RSS before {rss0:.0f} MB, after {rss_mb(server.pid):.0f} MB")
         if soak_minutes > 0:
             print(f"\n6) soak: the same load for {soak_minutes:.0f} minutes, server RSS after each minute")
-            print(f"{'minute':>6s} {'requests':>9s} {'failures':>9s} {'tokens/s':>9s} {'p95 TTFT ms':>12s} {'RSS MB':>7s}")
+            print(f"{'minute':>6s} {'requests':>9s} {'failures':>9s} {'tokens/s':>9s} {'p95 TTFT ms':>12s} "
+                  f"{'RSS MB':>7s}")
             rss = []
             for minute in range(1, int(soak_minutes) + 1):
                 r = run_load(server.url, clients=clients, duration_s=60, max_tokens=max_tokens)
@@ -295,7 +302,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small workloads, a 5-second load test")
     parser.add_argument("--soak", action="store_true", help="add the 10-minute soak (not in CI)")
     parser.add_argument("--only", default=",".join(SECTIONS), help=f"comma-separated subset of {SECTIONS}")
-    parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1: steadier on a shared machine)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch threads (default 1: steadier on a shared machine)")
     args = parser.parse_args()
     only = set(args.only.split(","))
     unknown = only - set(SECTIONS)

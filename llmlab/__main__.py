@@ -409,8 +409,14 @@ def _cmd_serve(args, out) -> int:
     except OSError as err:
         raise _UsageError(f"no se pudo escuchar en {args.host}:{args.port}: {err.strerror or err}") from None
     if args.exit_with_stdin:
-        # Started by llmlab.serve.launch, which waits for us: the server has shut down cleanly, and
-        # skipping the interpreter's teardown (over a second with torch loaded) makes stop() quick.
+        # Started by llmlab.serve.launch, whose private folder holds the port file and the log. Its
+        # parent has stopped us or is gone (killed kernel): remove the folder, then skip the
+        # interpreter's teardown (over a second with torch loaded) so that stop() is quick.
+        folder = os.path.dirname(os.path.abspath(args.port_file)) if args.port_file else ""
+        if os.path.basename(folder).startswith("llmlab-serve-"):
+            import shutil
+
+            shutil.rmtree(folder, ignore_errors=True)
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(0)

@@ -67,7 +67,7 @@ def _parent_script(body: str) -> str:
         import sys, time
         from llmlab.serve import launch
         server = launch("es-chat")
-        print(server.pid, server.url, flush=True)
+        print(server.pid, server.url, server._workdir, flush=True)
         {body}
     """)
 
@@ -78,10 +78,12 @@ def test_the_server_exits_when_its_parent_is_killed():
     try:
         line = parent.stdout.readline()
         assert line, "the parent script did not start a server"
-        pid = int(line.split()[0])
+        pid, workdir = int(line.split()[0]), line.split()[2]
+        assert os.path.isdir(workdir)
         parent.send_signal(signal.SIGKILL)  # no atexit, no finally: only the closed pipe tells the server
         parent.wait(10)
         assert _gone(pid), "the server outlived its killed parent"
+        assert not os.path.exists(workdir)  # it removed launch()'s folder on its way out
     finally:
         if parent.poll() is None:
             parent.kill()
@@ -91,8 +93,8 @@ def test_the_server_is_stopped_when_the_parent_exits_without_stopping_it():
     parent = subprocess.run([sys.executable, "-c", _parent_script("sys.exit(0)")], capture_output=True, text=True,
                             timeout=120)
     assert parent.returncode == 0, parent.stderr
-    pid = int(parent.stdout.split()[0])
-    assert _gone(pid)
+    pid, workdir = int(parent.stdout.split()[0]), parent.stdout.split()[2]
+    assert _gone(pid) and not os.path.exists(workdir)
 
 
 def test_a_server_that_cannot_start_is_stopped_and_its_log_explains_why(monkeypatch):

@@ -93,11 +93,12 @@ class LoadReport:
 
 def run_load(url: str, *, clients: int = 8, duration_s: float | None = 10.0, max_requests: int | None = None,
              prompts: Sequence[str] = DEFAULT_PROMPTS, max_tokens: int = 32, temperature: float = 0.0,
-             model: str | None = None, timeout_s: float = 120.0) -> LoadReport:
+             ignore_eos: bool = False, model: str | None = None, timeout_s: float = 120.0) -> LoadReport:
     """Run ``clients`` concurrent streaming chat clients against ``url`` (the server's base URL).
 
     Stops starting new requests after ``duration_s`` seconds or ``max_requests`` requests (one of
-    them must be given), then waits for the ones in flight.
+    them must be given), then waits for the ones in flight. ``ignore_eos=True`` makes every answer
+    exactly ``max_tokens`` long (the server's extension), for runs that compare like with like.
     """
     if duration_s is None and max_requests is None:
         raise ValueError("give duration_s or max_requests (a load run must be bounded)")
@@ -113,7 +114,7 @@ def run_load(url: str, *, clients: int = 8, duration_s: float | None = 10.0, max
     def thread_main():
         try:
             result["report"] = asyncio.run(_run(url.rstrip("/"), clients, duration_s, max_requests, list(prompts),
-                                                max_tokens, temperature, model, timeout_s))
+                                                max_tokens, temperature, ignore_eos, model, timeout_s))
         except BaseException as err:  # re-raised in the caller's thread
             result["error"] = err
 
@@ -125,7 +126,8 @@ def run_load(url: str, *, clients: int = 8, duration_s: float | None = 10.0, max
     return result["report"]
 
 
-async def _run(url, clients, duration_s, max_requests, prompts, max_tokens, temperature, model, timeout_s):
+async def _run(url, clients, duration_s, max_requests, prompts, max_tokens, temperature, ignore_eos, model,
+               timeout_s):
     import httpx
 
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
@@ -146,7 +148,7 @@ async def _run(url, clients, duration_s, max_requests, prompts, max_tokens, temp
                     return
                 body = {"model": model, "messages": [{"role": "user", "content": prompts[n % len(prompts)]}],
                         "max_tokens": max_tokens, "temperature": temperature, "stream": True,
-                        "stream_options": {"include_usage": True}}
+                        "stream_options": {"include_usage": True}, "ignore_eos": ignore_eos}
                 await _one_request(http, body, report)
 
         await asyncio.gather(*(client(k) for k in range(clients)))

@@ -89,8 +89,8 @@ class ServerMetrics:
         self.requests = Counter("llmlab_requests", "Finished requests, by finish reason.", ["finish_reason"], **kw)
         self.prompt_tokens = Counter("llmlab_prompt_tokens", "Prompt tokens of finished requests.", **kw)
         self.generation_tokens = Counter("llmlab_generation_tokens", "Tokens generated for finished requests.", **kw)
-        self.rejected = Counter("llmlab_requests_rejected", "Requests refused before reaching the engine, by HTTP status.",
-                                ["status"], **kw)
+        self.rejected = Counter("llmlab_requests_rejected",
+                                "Requests refused before reaching the engine, by HTTP status.", ["status"], **kw)
 
     def attach(self, engine_thread: EngineThread) -> None:
         """Also report the live state of ``engine_thread`` (its latest snapshot) at each scrape."""

@@ -85,7 +85,8 @@ class SamplingParams:
         if any(not s for s in self.stop_sequences):
             raise ValueError("stop_sequences must not contain an empty sequence")
         if self.json_schema is not None and not isinstance(self.json_schema, Mapping):
-            raise ValueError(f"json_schema must be a mapping (a JSON schema object), got {type(self.json_schema).__name__}")
+            raise ValueError(f"json_schema must be a mapping (a JSON schema object), "
+                             f"got {type(self.json_schema).__name__}")
 
     @staticmethod
     def _id_list(name: str, values: Any) -> list[int]:

@@ -46,6 +46,7 @@ class _SamplingFields(_Body):
     top_k: int | None = None  # an extension (vLLM, llama.cpp)
     min_p: float | None = None  # extension
     repetition_penalty: float | None = None  # extension
+    ignore_eos: bool = False  # extension (vLLM): generate max_tokens tokens, whatever the model would stop on
     n: int | None = 1
     stream: bool = False
     stream_options: StreamOptions | None = None

@@ -4,7 +4,8 @@
 
     WAITING ──schedule──▶ RUNNING ──EOS / stop / max_tokens──▶ FINISHED
        ▲                   │  │
-       └─── PREEMPTED ◀────┘  └──abort──▶ CANCELLED        (any live state ──error──▶ FAILED)
+       └─── PREEMPTED ◀────┘  └──abort──▶ CANCELLED
+    (and from any live state: ──error──▶ FAILED)
             (blocks taken back; the tokens so far are recomputed when it runs again)
 
 A request holds KV blocks only while RUNNING. Leaving RUNNING for any reason gives every block

@@ -43,6 +43,7 @@ log = logging.getLogger("llmlab.serve")
 
 DEFAULT_MAX_BODY_BYTES = 1_000_000  # 1 MB: far more than a 256-token prompt needs
 DEFAULT_MAX_WAITING = 256  # requests queued beyond the running batch before answering 429
+KEEP_ALIVE_S = 75  # seconds an idle client connection stays open (nginx's default)
 
 
 def _error_response(err: APIError):
@@ -232,8 +233,8 @@ def create_app(engine: Engine, *, model_name: str, chat_style: str | None = None
                 raise APIError(400, f"prompt token ids must be a non-empty list of ids in [0, {len(tok)})",
                                param="prompt")
         max_tokens = served.room_for(prompt_ids, body.max_tokens, default=16)
-        params = to_sampling_params(body, max_tokens=max_tokens,
-                                    stop_token_ids=[tok.eos_id] if tok.eos_id is not None else [])
+        stops = [tok.eos_id] if tok.eos_id is not None and not body.ignore_eos else []
+        params = to_sampling_params(body, max_tokens=max_tokens, stop_token_ids=stops)
         return await _run(body, prompt_ids, params, chat=False)
 
     @app.post("/v1/chat/completions")
@@ -252,7 +253,7 @@ def create_app(engine: Engine, *, model_name: str, chat_style: str | None = None
             raise APIError(400, f"messages: {err}", param="messages") from None
         requested = body.max_completion_tokens if body.max_completion_tokens is not None else body.max_tokens
         max_tokens = served.room_for(prompt_ids, requested, default=None)
-        stops = [served.tokenizer.special_tokens[t] for t in STOP_TOKENS[served.chat_style]]
+        stops = [] if body.ignore_eos else [served.tokenizer.special_tokens[t] for t in STOP_TOKENS[served.chat_style]]
         params = to_sampling_params(body, max_tokens=max_tokens, stop_token_ids=stops, json_schema=body.json_schema())
         return await _run(body, prompt_ids, params, chat=True)
 
@@ -366,8 +367,11 @@ def serve(engine: Engine, *, model_name: str, chat_style: str | None = None, hos
     sock.bind((host, port))
     sock.listen(2048)
     actual_port = sock.getsockname()[1]
+    # Keep idle connections longer than clients do (httpx and the openai client drop theirs after 5 s):
+    # a server that closes first can do it just as the client sends its next request on it, which
+    # the client sees as a reset connection.
     config = uvicorn.Config(app, log_level=log_level, access_log=False, timeout_graceful_shutdown=5,
-                            backlog=2048)
+                            backlog=2048, timeout_keep_alive=KEEP_ALIVE_S)
     server = uvicorn.Server(config)
 
     if exit_with_stdin:
