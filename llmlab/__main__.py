@@ -149,9 +149,12 @@ def _parser() -> _Parser:
         ),
         epilog="Ejemplo: python -m llmlab serve --model es-chat --port 8000",
     )
-    srv.add_argument("--model", default=DEFAULT_CHAT_MODEL, help=f"modelo a servir (por defecto {DEFAULT_CHAT_MODEL})")
-    srv.add_argument("--host", default="127.0.0.1", help="dirección en la que escuchar (por defecto 127.0.0.1)")
-    srv.add_argument("--port", type=_int_at_least(0), default=8000, help="puerto (por defecto 8000; 0 = uno libre)")
+    srv.add_argument("--model", default=DEFAULT_CHAT_MODEL, metavar="MODELO",
+                     help=f"modelo a servir (por defecto {DEFAULT_CHAT_MODEL})")
+    srv.add_argument("--host", default="127.0.0.1", metavar="DIRECCIÓN",
+                     help="dirección en la que escuchar (por defecto 127.0.0.1)")
+    srv.add_argument("--port", type=_int_at_least(0), default=8000, metavar="PUERTO",
+                     help="puerto (por defecto 8000; 0 = uno libre)")
     srv.add_argument("--draft-model", metavar="MODELO", help="modelo borrador para la decodificación especulativa (p. ej. es-mini)")
     srv.add_argument("--num-speculative-tokens", type=_int_at_least(1), default=4, metavar="G",
                      help="tokens que propone el borrador en cada paso (por defecto 4)")
