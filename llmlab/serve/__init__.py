@@ -26,9 +26,12 @@ Offline, in a notebook::
 
     from llmlab.serve import LLM, SamplingParams
     llm = LLM("es-chat")
-    out = llm.generate([llm.chat_prompt([{"role": "user", "content": "¿Qué es un token?"}])],
-                       SamplingParams(max_tokens=40, temperature=0, stop_token_ids=llm.chat_stop_ids()))
+    out = llm.chat([[{"role": "user", "content": "¿Qué es un token?"}]], SamplingParams(max_tokens=40, temperature=0))
     out[0].text, out[0].ttft_s, out[0].itl_s, llm.kv_stats()
+    llm.generate(["Había una vez", "La luna"], SamplingParams(max_tokens=20, seed=1))   # plain text prompts
+
+    spec = LLM("es-base", draft="es-mini", num_speculative_tokens=4)   # speculative decoding
+    spec.generate(["Había una vez"] * 8, SamplingParams(max_tokens=40)); spec.spec_stats().acceptance_rate
 
 Over HTTP::
 
