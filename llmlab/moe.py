@@ -138,7 +138,8 @@ def route(x, W_r, k: int = 2) -> tuple[np.ndarray, np.ndarray]:
     _check_finite("x", x)
     _check_finite("W_r", W)
     k = _check_k(k, W.shape[0])
-    logits = x @ W.T  # (n_experts,) or (tokens, n_experts)
+    with np.errstate(over="ignore", invalid="ignore"):  # reported below as a clear error
+        logits = x @ W.T  # (n_experts,) or (tokens, n_experts)
     if not np.all(np.isfinite(logits)):
         raise ValueError("router logits W_r @ x overflowed (not finite); scale x or W_r down")
     return top_k_renormalized(router_probs(logits), k)
