@@ -309,3 +309,16 @@ def test_router_logits_needs_a_forward_pass_and_moe_layers():
         router_logits(torch.nn.Linear(2, 2))
     with pytest.raises(ValueError, match="forward pass first"):
         router_logits(moe_block())
+
+
+def test_cost_spec_of_an_llmlab_moe_config_counts_like_the_model():
+    from llmlab.cost.calibrate import spec_from_llmlab
+
+    cfg = ModelConfig.llama_style(vocab_size=61, d_model=32, n_heads=4, n_kv_heads=2, n_layers=3, max_seq_len=32,
+                                  n_experts=4, n_experts_per_token=2, n_shared_experts=1, dense_layers=[0],
+                                  moe_d_ff=40, qk_norm=True)
+    model = Transformer(cfg)
+    spec = spec_from_llmlab(cfg)
+    assert spec.param_count() == count_parameters(model)
+    unused = 2 * (4 - 2) * 3 * 32 * 40  # two sparse layers, two experts skipped in each
+    assert spec.active_param_count() == count_parameters(model) - unused
