@@ -58,6 +58,7 @@ __all__ = [
 ]
 
 POS_ENCODINGS = ("learned", "sinusoidal", "rope")
+_MOE_FIELDS = ("n_experts", "n_experts_per_token", "n_shared_experts", "moe_d_ff", "moe_normalize", "dense_layers")
 NORMS = ("layernorm", "rmsnorm")
 # "gelu" is GPT-2's tanh approximation (HF calls it "gelu_new"); "gelu_exact" uses erf.
 MLPS = ("gelu", "gelu_exact", "swiglu")
@@ -227,8 +228,18 @@ class ModelConfig:
         return cls(**settings)
 
     def to_dict(self) -> dict:
-        """Plain dict of JSON-safe values (ints, floats, strings, bools)."""
-        return dataclasses.asdict(self)
+        """Plain dict of JSON-safe values (ints, floats, strings, bools, lists).
+
+        The q/k-norm and MoE fields are left out while they keep their defaults, so a dense model's
+        dict (and the shipped model cards) look the same as before those options existed.
+        """
+        data = dataclasses.asdict(self)
+        if not self.qk_norm:
+            del data["qk_norm"]
+        if not self.n_experts:
+            for key in _MOE_FIELDS:
+                del data[key]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict) -> ModelConfig:

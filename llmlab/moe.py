@@ -116,7 +116,7 @@ def top_k_renormalized(probs, k: int) -> tuple[np.ndarray, np.ndarray]:
     if np.any(g < 0):
         raise ValueError("probs must be >= 0 (probabilities)")
     k = _check_k(k, g.shape[-1])
-    order = np.argsort(-g, axis=-1, kind="stable")[..., :k]  # stable: equal values keep index order
+    order = _top_k_indices(g, k)
     chosen = np.take_along_axis(g, order, axis=-1)
     total = chosen.sum(axis=-1, keepdims=True)
     if np.any(total <= 0):
@@ -142,7 +142,16 @@ def route(x, W_r, k: int = 2) -> tuple[np.ndarray, np.ndarray]:
         logits = x @ W.T  # (n_experts,) or (tokens, n_experts)
     if not np.all(np.isfinite(logits)):
         raise ValueError("router logits W_r @ x overflowed (not finite); scale x or W_r down")
-    return top_k_renormalized(router_probs(logits), k)
+    # Choose on the logits (softmax keeps their order, and they never underflow into false ties),
+    # then renormalise the chosen probabilities.
+    order = _top_k_indices(logits, k)
+    chosen = np.take_along_axis(router_probs(logits), order, axis=-1)
+    return order, chosen / chosen.sum(axis=-1, keepdims=True)
+
+
+def _top_k_indices(scores: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the ``k`` largest scores along the last axis, descending; ties: lowest index first."""
+    return np.argsort(-scores, axis=-1, kind="stable")[..., :k]
 
 
 def moe_forward(x, W_r, experts: Sequence[Callable], k: int = 2) -> np.ndarray:
@@ -223,7 +232,8 @@ def expert_load(router_logits, k: int) -> np.ndarray:
     s = as_float_array("router_logits", router_logits, min_ndim=2, max_ndim=2)
     if s.shape[0] == 0:
         raise ValueError("router_logits has no tokens")
-    idx, _ = top_k_renormalized(router_probs(s), k)
+    _check_finite("router_logits", s)
+    idx = _top_k_indices(s, _check_k(k, s.shape[1]))  # the same experts as top-k of the softmax
     counts = np.bincount(idx.reshape(-1), minlength=s.shape[1])
     return counts / counts.sum()
 
@@ -279,19 +289,21 @@ def load_balancing_loss(router_logits, k: int, attention_mask: torch.Tensor | No
     if any(not torch.isfinite(t).all() for t in layers):
         raise ValueError("router_logits must be finite (no NaN or inf)")
     tokens = layers[0].shape[0]
+    # float32 at least (HF's precision); float64 logits stay float64 (NumPy references, tests).
+    dtype = torch.float64 if layers[0].dtype == torch.float64 else torch.float32
     if attention_mask is None:
-        mask = torch.ones(tokens, device=layers[0].device)
+        mask = torch.ones(tokens, device=layers[0].device, dtype=dtype)
     else:
-        mask = attention_mask.reshape(-1).to(device=layers[0].device, dtype=torch.float32)
+        mask = attention_mask.reshape(-1).to(device=layers[0].device, dtype=dtype)
         if mask.numel() != tokens:
             raise ValueError(f"attention_mask has {mask.numel()} entries for {tokens} router rows")
 
-    assigned = torch.zeros(n_experts, device=layers[0].device)
-    prob_sum = torch.zeros(n_experts, device=layers[0].device)
+    assigned = torch.zeros(n_experts, device=layers[0].device, dtype=dtype)
+    prob_sum = torch.zeros(n_experts, device=layers[0].device, dtype=dtype)
     for logits in layers:
-        probs = torch.softmax(logits.float(), dim=-1)  # [tokens, n_experts]
+        probs = torch.softmax(logits.to(dtype), dim=-1)  # [tokens, n_experts]
         chosen = torch.sort(probs, dim=-1, descending=True, stable=True).indices[:, :k]
-        one_hot = F.one_hot(chosen, n_experts).sum(dim=1).float()  # [tokens, n_experts], k ones per row
+        one_hot = F.one_hot(chosen, n_experts).sum(dim=1).to(dtype)  # [tokens, n_experts], k ones per row
         assigned = assigned + (one_hot * mask[:, None]).sum(dim=0)
         prob_sum = prob_sum + (probs * mask[:, None]).sum(dim=0)
     rows = mask.sum() * len(layers)

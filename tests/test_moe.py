@@ -322,3 +322,13 @@ def test_cost_spec_of_an_llmlab_moe_config_counts_like_the_model():
     assert spec.param_count() == count_parameters(model)
     unused = 2 * (4 - 2) * 3 * 32 * 40  # two sparse layers, two experts skipped in each
     assert spec.active_param_count() == count_parameters(model) - unused
+
+
+def test_dense_config_dict_has_no_moe_keys_and_moe_round_trips():
+    dense = ModelConfig.llama_style(vocab_size=61, d_model=32, n_heads=4, n_layers=2)
+    assert not {"n_experts", "qk_norm", "dense_layers"} & set(dense.to_dict())  # shipped model cards unchanged
+    assert ModelConfig.from_dict(dense.to_dict()) == dense
+    moe = ModelConfig.llama_style(vocab_size=61, d_model=32, n_heads=4, n_layers=2, n_experts=3,
+                                  n_experts_per_token=1, qk_norm=True, dense_layers=[1])
+    assert moe.to_dict()["n_experts"] == 3 and moe.to_dict()["qk_norm"] is True
+    assert ModelConfig.from_dict(moe.to_dict()) == moe
