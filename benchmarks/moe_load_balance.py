@@ -9,7 +9,9 @@ writes the results as JSON, by default to ``llmlab/data/moe_load_balance.json``,
 The settings are ``llmlab.moe_balance.DEFAULTS``; ``--steps`` shortens the run for a quick look
 (``--out`` then keeps the shipped file untouched); ``--quick`` (``make bench``) trains 20 steps.
 
-Wall times are measured on whatever else runs on the machine: compare them within one run.
+Training wall times are measured on whatever else runs on the machine; the "step" columns time one
+training step of the three trained models taking turns (median of several), which is the comparison
+that survives a busy machine.
 """
 
 from __future__ import annotations
@@ -27,14 +29,15 @@ DEFAULT_OUT = pathlib.Path(__file__).resolve().parents[1] / "llmlab" / "data" / 
 
 
 def _table(results: dict) -> str:
-    rows = ["| run | val loss | max share (val) | max share (train windows) | seconds | params | active params |",
-            "|---|---:|---:|---:|---:|---:|---:|"]
+    rows = ["| run | val loss | max share (val) | max share (train windows) | train seconds | step (ms, side by side) "
+            "| step / dense | params | active params |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name in RUNS:
         r = results["runs"][name]
         share = f"{r['max_share']:.3f}" if "max_share" in r else "—"
         train_share = f"{r['max_share_during_training']:.3f}" if "max_share_during_training" in r else "—"
         rows.append(f"| {name} | {r['val_loss']:.4f} | {share} | {train_share} | {r['seconds']:.1f} | "
-                    f"{r['params']:,} | {r['active_params']:,} |")
+                    f"{1000 * r['step_seconds']:.1f} | {r['step_vs_dense']:.2f} | {r['params']:,} | {r['active_params']:,} |")
     return "\n".join(rows)
 
 

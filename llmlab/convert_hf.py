@@ -123,7 +123,8 @@ def _llama_rope(c) -> float:
     return float(theta)
 
 
-def _llama_config(hf_model, c) -> ModelConfig:
+def _llama_config(hf_model, c, **extra) -> ModelConfig:
+    """Llama's fields (also Qwen3's and the MoE models'); ``extra`` adds q/k norms or experts."""
     if c.hidden_act != "silu":
         raise _unsupported(f"Llama hidden_act {c.hidden_act!r} (SwiGLU needs 'silu')")
     attention_bias, mlp_bias = bool(getattr(c, "attention_bias", False)), bool(getattr(c, "mlp_bias", False))
@@ -149,6 +150,7 @@ def _llama_config(hf_model, c) -> ModelConfig:
         rope_theta=_llama_rope(c),
         head_dim=head_dim,
         dropout=0.0,
+        **extra,
     )
 
 
@@ -230,8 +232,6 @@ def _hf_dense_layers(c, model_type: str) -> list[int]:
 
 
 def _qwen3_or_moe_config(hf_model, c, model_type: str) -> ModelConfig:
-    if c.hidden_act != "silu":
-        raise _unsupported(f"hidden_act {c.hidden_act!r} (SwiGLU needs 'silu')")
     if getattr(c, "sliding_window", None) is not None:
         raise _unsupported(f"sliding-window attention (sliding_window={c.sliding_window}); llmlab attends to every position")
     if getattr(c, "attention_bias", False):
@@ -249,27 +249,7 @@ def _qwen3_or_moe_config(hf_model, c, model_type: str) -> ModelConfig:
             moe_normalize=True if model_type == "mixtral" else bool(c.norm_topk_prob),
             dense_layers=dense,
         )
-    head_dim = getattr(c, "head_dim", None) or c.hidden_size // c.num_attention_heads
-    return ModelConfig(
-        vocab_size=c.vocab_size,
-        n_layers=c.num_hidden_layers,
-        d_model=c.hidden_size,
-        n_heads=c.num_attention_heads,
-        n_kv_heads=c.num_key_value_heads or c.num_attention_heads,
-        d_ff=c.intermediate_size,
-        max_seq_len=c.max_position_embeddings,
-        pos_encoding="rope",
-        norm="rmsnorm",
-        mlp="swiglu",
-        bias=False,
-        tie_embeddings=_is_tied(hf_model),
-        norm_eps=float(c.rms_norm_eps),
-        rope_theta=_llama_rope(c),
-        head_dim=head_dim,
-        dropout=0.0,
-        qk_norm=model_type != "mixtral",
-        **moe,
-    )
+    return _llama_config(hf_model, c, qk_norm=model_type != "mixtral", **moe)
 
 
 def _moe_state_dict(hf_model, config: ModelConfig) -> dict[str, torch.Tensor]:

@@ -12,6 +12,9 @@ weights where they share a shape, same batches):
 During training each MoE layer counts how many tokens its router sends to each expert; every
 ``record_every`` steps the share of each expert in that window is stored, which is what the lab
 plots. At the end: validation loss, the busiest expert's share, wall time and parameter counts.
+Wall time on a shared machine drifts with the load, so the three trained models are also timed
+side by side: one training step (forward and backward) on the same batch, interleaved, median of
+``timing_repeats``; ``step_seconds`` and its ratio to the dense model are the comparable numbers.
 
 ``python benchmarks/moe_load_balance.py`` runs it with the shipped settings and writes
 ``llmlab/data/moe_load_balance.json``; ``load_results()`` reads that file, so the notebook plots
@@ -21,6 +24,7 @@ the measured run without training. ``run_experiment(steps=...)`` repeats a short
 from __future__ import annotations
 
 import json
+import os
 import time
 from importlib import resources
 
@@ -39,8 +43,8 @@ RESULTS_FILE = "moe_load_balance.json"
 
 # The settings of the shipped run (a few minutes on 2 cores).
 DEFAULTS = dict(
-    steps=500, batch_size=16, seq_len=64, lr=3e-3, warmup=30, aux_coef=0.01, record_every=25, seed=0,
-    d_model=64, n_layers=2, n_heads=4, n_experts=4, k=2, expert_d_ff=64,
+    steps=400, batch_size=16, seq_len=64, lr=3e-3, warmup=30, aux_coef=0.01, record_every=20, seed=0,
+    d_model=64, n_layers=2, n_heads=4, n_experts=4, k=2, expert_d_ff=64, timing_repeats=7,
 )
 
 
@@ -119,7 +123,30 @@ def _train_one(name: str, config: ModelConfig, train_ids, val_ids, s: dict, prog
         result["max_share"] = max(max(layer) for layer in val_share)
         result["max_share_during_training"] = max(max(layer) for shares in history["share"] for layer in shares)
         result["load_stats"] = [load_stats(layer) for layer in val_share]
-    return result
+    return result, model
+
+
+def _time_steps(models: dict, train_ids, s: dict) -> dict[str, float]:
+    """Median seconds of one forward + backward pass per model, the models taking turns."""
+    inputs, targets, _ = get_batch(train_ids, s["batch_size"], s["seq_len"], torch.Generator().manual_seed(s["seed"]))
+    times: dict[str, list[float]] = {name: [] for name in models}
+    for _ in range(s["timing_repeats"]):
+        for name, model in models.items():
+            model.train()
+            start = time.perf_counter()
+            logits = model(inputs)
+            F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1)).backward()
+            times[name].append(time.perf_counter() - start)
+            model.zero_grad(set_to_none=True)
+    return {name: sorted(t)[len(t) // 2] for name, t in times.items()}
+
+
+def _load_average() -> float | None:
+    """The machine's 1-minute load average (None where the OS has none): context for the wall times."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):
+        return None
 
 
 def run_experiment(progress=None, **settings) -> dict:
@@ -135,11 +162,18 @@ def run_experiment(progress=None, **settings) -> dict:
     configs = model_configs(vocab, d_model=s["d_model"], n_layers=s["n_layers"], n_heads=s["n_heads"],
                             n_experts=s["n_experts"], k=s["k"], expert_d_ff=s["expert_d_ff"], seq_len=s["seq_len"])
     results = {"settings": s, "torch": torch.__version__, "threads": torch.get_num_threads(),
+               "load_average_at_start": _load_average(),
                "train_tokens": int(train_ids.numel()), "val_tokens": int(val_ids.numel()),
                "configs": {k: v.to_dict() for k, v in configs.items()}, "runs": {}}
+    models = {}
     for name in RUNS:
         config = configs["dense" if name == "dense" else "moe"]
-        results["runs"][name] = _train_one(name, config, train_ids, val_ids, s, progress)
+        results["runs"][name], models[name] = _train_one(name, config, train_ids, val_ids, s, progress)
+    step_seconds = _time_steps(models, train_ids, s)
+    results["load_average_at_end"] = _load_average()
+    for name in RUNS:
+        results["runs"][name]["step_seconds"] = step_seconds[name]
+        results["runs"][name]["step_vs_dense"] = step_seconds[name] / step_seconds["dense"]
     return results
 
 

@@ -107,8 +107,8 @@ LONGITUDES = [128, 256, 512, 1024, 2048]  # longitudes de secuencia en la medida
 # a los problemas de varios pasos (cadenas de pensamiento, varias muestras que votan, verificación con
 # herramientas). La **entrada**: trabajar con algo más que texto (imágenes, audio, acciones).
 #
-# Y distingue tres niveles que se confunden a menudo. Una **arquitectura neuronal** es la forma de la red
-# (Transformer, CNN, RNN, MoE, Mamba, difusión). Un **modelo entrenado** es esa forma con unos pesos concretos
+# Y distingue tres niveles que se confunden a menudo. Una **arquitectura neuronal** es una forma de red:
+# el Transformer, una CNN, una RNN, un MoE, Mamba o un modelo de difusión. Un **modelo entrenado** es esa forma con unos pesos concretos
 # (BERT, GPT-2, T5, Mixtral, CLIP). Una **arquitectura de sistema** conecta modelos, datos y herramientas (RAG,
 # un agente con herramientas, una cadena multimodal, un modelo local cuantizado). RAG, por ejemplo, no es una
 # capa de la red: es un buscador que le pasa documentos al modelo.
