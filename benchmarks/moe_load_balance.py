@@ -2,15 +2,15 @@
 
     nice -n 10 python benchmarks/moe_load_balance.py [--steps N | --quick] [--out PATH] [--threads N]
 
-Trains the three runs of ``llmlab.moe_balance`` (MoE without aux loss, MoE with aux loss, dense model
-of the same active size) from the same seed on the course corpus, prints a table (validation loss,
+Trains the runs of ``llmlab.moe_balance`` (MoE without aux loss, with the aux loss at Switch's 0.01 and
+at 0.1, and the dense model of the same active size) from the same seed on the course corpus, prints a table (validation loss,
 busiest expert's share on the validation text and during training, wall time, parameters) and
 writes the results as JSON, by default to ``llmlab/data/moe_load_balance.json``, which lab 05 plots.
 The settings are ``llmlab.moe_balance.DEFAULTS``; ``--steps`` shortens the run for a quick look
 (``--out`` then keeps the shipped file untouched); ``--quick`` (``make bench``) trains 20 steps.
 
 Training wall times are measured on whatever else runs on the machine; the "step" columns time one
-training step of the three trained models taking turns (median of several), which is the comparison
+training step of the trained models taking turns (median of several), which is the comparison
 that survives a busy machine.
 """
 
@@ -45,7 +45,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=DEFAULTS["steps"])
     parser.add_argument("--out", type=pathlib.Path, default=None, help=f"JSON output (default {DEFAULT_OUT})")
-    parser.add_argument("--threads", type=int, default=2)
+    # One thread: these models are tiny (a second thread gains little and spins on a busy machine).
+    parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--quick", action="store_true", help="20 steps, nothing written (a smoke run)")
     args = parser.parse_args(argv)
     if args.quick:

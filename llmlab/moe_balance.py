@@ -1,11 +1,14 @@
 """The load-balancing experiment of lab 05: does a tiny MoE need the auxiliary loss?
 
-Three small Llama-style models are trained on the course corpus from the same seed (same initial
+Four small Llama-style models are trained on the course corpus from the same seed (same initial
 weights where they share a shape, same batches):
 
 - ``moe_no_aux``: every MLP is a ``SparseMoE`` with ``n_experts`` experts, top-``k``, trained on
   the language-model loss alone;
-- ``moe_aux``: the same, plus ``aux_coef · load_balancing_loss`` (the Switch/Mixtral loss);
+- ``moe_aux``: the same, plus ``aux_coef · load_balancing_loss`` (the Switch/Mixtral loss, with
+  Switch's coefficient 0.01);
+- ``moe_aux_strong``: the same with ten times the coefficient (``aux_coef_strong``), to see the
+  effect grow;
 - ``dense``: the dense twin with the same *active* size: one SwiGLU of width ``k · expert_d_ff``,
   so a token goes through as many MLP weights as in the MoE.
 
@@ -38,12 +41,13 @@ from llmlab.train import _optimizer, encode_documents, evaluate, get_batch, lr_a
 
 __all__ = ["RUNS", "DEFAULTS", "model_configs", "run_experiment", "load_results", "RESULTS_FILE"]
 
-RUNS = ("moe_no_aux", "moe_aux", "dense")
+RUNS = ("moe_no_aux", "moe_aux", "moe_aux_strong", "dense")
 RESULTS_FILE = "moe_load_balance.json"
 
 # The settings of the shipped run (a few minutes on 2 cores).
 DEFAULTS = dict(
-    steps=400, batch_size=16, seq_len=64, lr=3e-3, warmup=30, aux_coef=0.01, record_every=20, seed=0,
+    steps=400, batch_size=16, seq_len=64, lr=3e-3, warmup=30, aux_coef=0.01, aux_coef_strong=0.1,
+    record_every=20, seed=0,
     d_model=64, n_layers=2, n_heads=4, n_experts=4, k=2, expert_d_ff=64, timing_repeats=7,
 )
 
@@ -70,7 +74,7 @@ def _train_one(name: str, config: ModelConfig, train_ids, val_ids, s: dict, prog
     torch.manual_seed(s["seed"])  # same initial weights for the two MoE runs
     model = Transformer(config)
     moe_layers = [m for m in model.modules() if isinstance(m, SparseMoE)]
-    aux_coef = s["aux_coef"] if name == "moe_aux" else 0.0
+    aux_coef = {"moe_aux": s["aux_coef"], "moe_aux_strong": s["aux_coef_strong"]}.get(name, 0.0)
     optimizer = _optimizer(model, s["lr"], 0.1)
     batches = torch.Generator().manual_seed(s["seed"])  # same batches for every run
     history = {"step": [], "share": [], "train_loss": [], "aux_loss": []}
@@ -150,7 +154,7 @@ def _load_average() -> float | None:
 
 
 def run_experiment(progress=None, **settings) -> dict:
-    """Train the three runs (``RUNS``) with ``DEFAULTS`` updated by ``settings``; returns the results.
+    """Train the runs of ``RUNS`` with ``DEFAULTS`` updated by ``settings``; returns the results.
 
     ``progress(run_name, step, train_loss)`` is called at every record (e.g. to print).
     """
