@@ -25,8 +25,7 @@ from transformers.models.qwen3_moe import modeling_qwen3_moe  # noqa: E402
 
 from llmlab.model import Transformer, from_hf  # noqa: E402
 from llmlab.moe import SparseMoE, load_balancing_loss, router_logits  # noqa: E402
-
-VOCAB = 97
+from test_model_hf_parity import VOCAB, prompt  # noqa: E402  (the same random prompts as the dense parity tests)
 ATOL = 1e-5
 
 COMMON = dict(vocab_size=VOCAB, hidden_size=48, intermediate_size=80, num_hidden_layers=3, num_attention_heads=4,
@@ -73,10 +72,6 @@ HF_MODELS = {
     "qwen3_moe_sparse_step_2_top3": lambda: qwen3_moe(decoder_sparse_step=2, num_experts_per_tok=3),
     "qwen3_dense_qk_norm": lambda: qwen3(),
 }
-
-
-def prompt(batch=2, seq=11, seed=3):
-    return torch.randint(0, VOCAB, (batch, seq), generator=torch.Generator().manual_seed(seed))
 
 
 @pytest.fixture(params=list(HF_MODELS), scope="module")
