@@ -95,6 +95,12 @@ def _subblock_scales(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def quantize_q6_k(x) -> np.ndarray:
     """Q6_K bytes of ``x`` (``[..., n]``, ``n`` a multiple of 256): ``uint8 [..., n // 256 * 210]``."""
     blocks, shape = _as_blocks("x", x, QK_K)
+    # Huge weights overflow x**3 in float32 exactly as they do in C: IEEE inf compares the same way.
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _quantize_q6_k(blocks, shape)
+
+
+def _quantize_q6_k(blocks: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     nb = blocks.shape[0]
     sub = blocks.reshape(nb * QK_K // _SUB, _SUB)
     scales, codes = _subblock_scales(sub)
