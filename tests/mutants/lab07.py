@@ -7,6 +7,8 @@ of LAB-CONVENTIONS: modifies its input, boundary (qmax off by one), wrong return
 non-default argument, does not raise the documented ValueError.
 """
 
+from functools import partial
+
 LAB = "lab07-cuantizacion"
 
 REFERENCES = {
@@ -19,6 +21,12 @@ REFERENCES = {
     "unpack_q4_0": "Q.dequantize_q4_0",
     "error_after_quantization": "Q.relative_matvec_error",
 }
+
+
+def _fill(template: str, correct: dict, **change) -> str:
+    """The exercise's correct code (``template`` filled with ``correct``) with the pieces in ``change`` swapped."""
+    return template.format(**{**correct, **change})
+
 
 # ----------------------------------------------------------------------------------------------
 # weight_memory
@@ -40,8 +48,7 @@ _MEMORY_OK = dict(
 )
 
 
-def _memory(**change):
-    return _MEMORY.format(**{**_MEMORY_OK, **change})
+_memory = partial(_fill, _MEMORY, _MEMORY_OK)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -65,8 +72,7 @@ _INT8_OK = dict(
 )
 
 
-def _int8(**change):
-    return _INT8.format(**{**_INT8_OK, **change})
+_int8 = partial(_fill, _INT8, _INT8_OK)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -96,8 +102,7 @@ _REPORT_OK = dict(
 )
 
 
-def _report(**change):
-    return _REPORT.format(**{**_REPORT_OK, **change})
+_report = partial(_fill, _REPORT, _REPORT_OK)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -124,8 +129,7 @@ _ROWS_OK = dict(
 )
 
 
-def _rows(**change):
-    return _ROWS.format(**{**_ROWS_OK, **change})
+_rows = partial(_fill, _ROWS, _ROWS_OK)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -153,8 +157,7 @@ _GROUPS_OK = dict(
 )
 
 
-def _groups(**change):
-    return _GROUPS.format(**{**_GROUPS_OK, **change})
+_groups = partial(_fill, _GROUPS, _GROUPS_OK)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -187,8 +190,7 @@ _PACK_OK = dict(
 )
 
 
-def _pack(**change):
-    return _PACK.format(**{**_PACK_OK, **change})
+_pack = partial(_fill, _PACK, _PACK_OK)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -212,8 +214,7 @@ _UNPACK_OK = dict(
 )
 
 
-def _unpack(**change):
-    return _UNPACK.format(**{**_UNPACK_OK, **change})
+_unpack = partial(_fill, _UNPACK, _UNPACK_OK)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -238,8 +239,7 @@ _ERROR_OK = dict(
 )
 
 
-def _error(**change):
-    return _ERROR.format(**{**_ERROR_OK, **change})
+_error = partial(_fill, _ERROR, _ERROR_OK)
 
 
 MUTANTS = {
