@@ -11,7 +11,7 @@
 #
 # [![Abrir en Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/llmlab-curso/llmlab/blob/main/labs/lab07-cuantizacion/lab07-cuantizacion.ipynb)
 #
-# **Capítulos 06 y 07** de *Facsímil 03 · Arquitecturas y modelos* (y el tercer cuaderno que propone el
+# **Capítulo 06 y capítulo 07** de *Facsímil 03 · Arquitecturas y modelos* (y el tercer cuaderno que propone el
 # capítulo 08) · duración estimada: **2 horas y media**
 #
 # Un modelo de 7 000 millones de parámetros en `float32` pide 28 GB solo para sus pesos; tu portátil
