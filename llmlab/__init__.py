@@ -19,6 +19,8 @@ Each module holds one idea of the course, written to be read top to bottom:
 - ``corpus`` / ``train`` / ``pretrained``: the project's Spanish corpus, a small trainer and the
   tiny models shipped with the package.
 - ``cost``: parameter counts, memory, serving speed and price, for real architectures.
+- ``quant``: quantisation (absmax, zero point, groups), GGUF's Q8_0/Q4_0/Q6_K blocks byte for byte,
+  ``quantize_model`` with packed weights, an int8 KV cache; ``export``: GGUF files for llama.cpp.
 - ``checks``: the Spanish-language checks used by the notebooks; ``spanish``: numbers printed the Spanish way.
 """
 
