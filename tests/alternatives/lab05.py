@@ -120,6 +120,15 @@ def mezcla_moe(x, W_r, expertos, k=2):
 ''',
     },
     "parametros_moe": {
+        "el arreglo mínimo de la versión con el error": '''
+def parametros_moe(compartidos, por_experto, n_expertos, k):
+    """Parámetros totales y activos de un MoE, y la fracción activa."""
+    if k < 1 or k > n_expertos:
+        raise ValueError("k debe estar entre 1 y n_expertos")
+    total = float(compartidos + n_expertos * por_experto)
+    activos = float(k * por_experto) + compartidos
+    return {"total": total, "activos": activos, "fraccion_activa": activos / total}
+''',
         "activos como total menos los expertos dormidos": '''
 def parametros_moe(compartidos, por_experto, n_expertos, k):
     if not 1 <= k <= n_expertos:
@@ -211,6 +220,14 @@ def perdida_balanceo(logits_router, k):
 ''',
     },
     "autoconsistencia": {
+        "el arreglo mínimo: max por número de votos": '''
+def autoconsistencia(respuestas):
+    """La respuesta más votada (empate: la primera que apareció)."""
+    if len(respuestas) == 0:
+        raise ValueError("no hay respuestas")
+    limpias = [r.strip() for r in respuestas]
+    return max(limpias, key=limpias.count)  # max se queda con la primera de las empatadas
+''',
         "diccionario y recorrido en orden": '''
 def autoconsistencia(respuestas):
     if not respuestas:
@@ -282,6 +299,17 @@ def hora_de_empezar(reunion, antes=10, trayecto=25, preparacion=15):
 ''',
     },
     "similitud_coseno": {
+        "el arreglo mínimo con raíces de productos escalares": '''
+def similitud_coseno(v, t):
+    """Similitud coseno entre dos vectores."""
+    v = np.asarray(v, dtype=float)
+    t = np.asarray(t, dtype=float)
+    if v.shape != t.shape:
+        raise ValueError("los vectores deben tener la misma longitud")
+    if not v.any() or not t.any():
+        raise ValueError("el vector cero no tiene dirección")
+    return float(v @ t) / math.sqrt(float(v @ v) * float(t @ t))
+''',
         "math y bucles": '''
 def similitud_coseno(v, t):
     v, t = [float(a) for a in v], [float(b) for b in t]

@@ -203,12 +203,13 @@ def palanca(tecnica):
     return np.asarray(expertos[indices[0]](x), dtype=float)'''),
     },
     "parametros_moe": {
-        "el error del enunciado: activos = k·E (olvida lo compartido, 5-M2)": '''
+        "la versión con el error, sin tocar: activos = k·E (olvida lo compartido, 5-M2)": '''
 def parametros_moe(compartidos, por_experto, n_expertos, k):
+    """Parámetros totales y activos de un MoE, y la fracción activa."""
     if k < 1 or k > n_expertos:
-        raise ValueError("k")
-    total = compartidos + n_expertos * por_experto
-    activos = k * por_experto
+        raise ValueError("k debe estar entre 1 y n_expertos")
+    total = float(compartidos + n_expertos * por_experto)
+    activos = float(k * por_experto)
     return {"total": total, "activos": activos, "fraccion_activa": activos / total}
 ''',
         "activos = total": '''
@@ -314,11 +315,13 @@ def reparto_moe(total, activos, n_expertos, k):
         "devuelve un array, no un número": _perdida(ret="np.array([n * np.sum(f * P)])"),
     },
     "autoconsistencia": {
-        "la respuesta más larga (el error del enunciado, 5-M3)": '''
+        "la versión con el error, sin tocar: la respuesta más larga (5-M3)": '''
 def autoconsistencia(respuestas):
-    if not respuestas:
-        raise ValueError("vacía")
-    return max((r.strip() for r in respuestas), key=len)
+    """La respuesta más votada (empate: la primera que apareció)."""
+    if len(respuestas) == 0:
+        raise ValueError("no hay respuestas")
+    limpias = [r.strip() for r in respuestas]
+    return max(limpias, key=len)  # la respuesta más elaborada
 ''',
         "la primera respuesta": '''
 def autoconsistencia(respuestas):
@@ -415,7 +418,18 @@ def hora_de_empezar(reunion, antes=10, trayecto=25, preparacion=15):
         "no lanza ValueError con minutos negativos": _hora(check="pass"),
     },
     "similitud_coseno": {
-        "producto escalar sin normalizar (el error del enunciado, 5-M4)": '''
+        "la versión con el error, sin tocar: producto escalar sin normalizar (5-M4)": '''
+def similitud_coseno(v, t):
+    """Similitud coseno entre dos vectores."""
+    v = np.asarray(v, dtype=float)
+    t = np.asarray(t, dtype=float)
+    if v.shape != t.shape:
+        raise ValueError("los vectores deben tener la misma longitud")
+    if not v.any() or not t.any():
+        raise ValueError("el vector cero no tiene dirección")
+    return float(v @ t)
+''',
+        "producto escalar a secas, sin comprobar nada": '''
 def similitud_coseno(v, t):
     return float(np.dot(v, t))
 ''',
