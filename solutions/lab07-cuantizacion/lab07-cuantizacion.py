@@ -12,7 +12,8 @@
 # [![Abrir en Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/llmlab-curso/llmlab/blob/main/labs/lab07-cuantizacion/lab07-cuantizacion.ipynb)
 #
 # **Capítulo 06 y capítulo 07** de *Facsímil 03 · Arquitecturas y modelos* (y el tercer cuaderno que propone el
-# capítulo 08) · duración estimada: **2 horas y media**
+# capítulo 08) · duración estimada: **3 horas** (70 min de lectura y figuras y 1 h 50 min de ejercicios y de la
+# pregunta razonada; cada ejercicio indica su tiempo y su dificultad)
 #
 # Un modelo de 7 000 millones de parámetros en `float32` pide 28 GB solo para sus pesos; tu portátil
 # probablemente no los tiene. La cuantización guarda cada peso en 8, 4 o incluso 2 bits en lugar de 32, y así
@@ -32,7 +33,8 @@
 # 6. empaquetar y desempaquetar un bloque Q4_0 de GGUF byte a byte;
 # 7. cuantizar un modelo de verdad y comparar su perplejidad, su memoria, su velocidad y su caché KV.
 #
-# **Cómo se trabaja.** Escribe tu código en las celdas que dicen `ESCRIBE TU CÓDIGO AQUÍ`. La celda que hay
+# **Cómo se trabaja.** Escribe tu código en las celdas que dicen `ESCRIBE TU CÓDIGO AQUÍ`; en los dos ejercicios
+# «encuentra el error» la celda ya trae una función con un fallo típico que tienes que arreglar. La celda que hay
 # debajo de cada ejercicio lo comprueba y te explica en español qué falla; antes tienes pistas plegadas, por si
 # te atascas. Al corregir se ejecutan además pruebas ocultas con entradas que no ves, así que tu función tiene
 # que cumplir el enunciado, no solo los ejemplos. Puedes reutilizar tus funciones de ejercicios anteriores,
@@ -907,8 +909,8 @@ def error_after_quantization(W, x, bits=8):
 # <details><summary>Pista 2</summary>
 #
 # Las operaciones «en su sitio» cambian el array que te pasaron: `W` ya es la versión cuantizada y `W_hat` es el
-# mismo objeto. Calcula `W_hat` como un array **nuevo** (`W_hat = np.round(W / escala) * escala`) y deja `W` como
-# estaba.
+# mismo objeto. Calcula `W_hat` como un array **nuevo**, con operaciones que devuelven arrays (`/`, `np.round`,
+# `*`) en lugar de las que escriben en su sitio, y deja `W` como estaba.
 #
 # </details>
 
@@ -1071,8 +1073,9 @@ plt.show()
 # %% [markdown]
 # ## 9. Errores frecuentes
 #
-# Cada error se ejecuta y lo caza la misma comprobación que corrige los ejercicios (se muestra la primera línea
-# del mensaje):
+# Dos tropiezos del capítulo ya los has arreglado tú: los nibbles de Q4_0 en parejas vecinas (ejercicio 7) y
+# cuantizar en su sitio, que deja el error en 0 (ejercicio 8). Los demás se ejecutan aquí y los caza la misma
+# comprobación que corrige los ejercicios (se muestra la primera línea del mensaje):
 
 # %%
 detecta = show_caught  # ejecuta una comprobación que DEBE fallar y enseña cómo falla
@@ -1094,37 +1097,25 @@ s_pequena = np.abs(W_e).max() / 200
 W_vuelta = (np.round(W_e / s_pequena).astype(np.int64).astype(np.int8)) * s_pequena
 detecta("int8 sin recortar", lambda: check_true(Q.relative_matvec_error(W_e, W_vuelta, x_e) < 0.05, "error pequeño"))
 
-# 4. Cuantizar en su sitio: «antes» y «después» son el mismo array y el error sale 0.
-W_copia = W_e.copy()
-W_copia /= s_e
-np.round(W_copia, out=W_copia)
-W_copia *= s_e
-detecta("cuantizar en su sitio", lambda: check_true(Q.relative_matvec_error(W_copia, W_copia, x_e) > 0, "error > 0"))
-
-# 5. Nibbles de Q4_0 en parejas vecinas (j, j + 1) en vez de (j, j + 16).
-nib = bytes_rampa[2:]
-mal_orden = bytes_rampa[:2].view(np.float16)[0] * (np.stack([nib & 15, nib >> 4], axis=1).ravel().astype(np.float32) - 8)
-detecta("nibbles en parejas vecinas", lambda: check_close(mal_orden, esperado_rampa, atol=0, what="rampa"))
-
-# 6. GB por GiB en la tabla de memoria: 7B en float16 no son 14 GiB.
+# 4. GB por GiB en la tabla de memoria: 7B en float16 no son 14 GiB.
 detecta("GB por GiB", lambda: check_close(Q.weight_memory_bytes(7e9, 16) / 1e9, 13.04, atol=5e-3, what="GiB"))
 
-# 7. Informar solo de la memoria («¡4× menos!») sin el error.
+# 5. Informar solo de la memoria («¡4× menos!») sin el error.
 informe_cojo = {"mem_ratio": 4.0}
 detecta("informe sin error", lambda: check_true("rel_error" in informe_cojo, "el informe debe traer rel_error"))
 
-# 8. Medir el error con los códigos en vez de con los pesos descuantizados.
+# 6. Medir el error con los códigos en vez de con los pesos descuantizados.
 q_e, _ = Q.quantize_int8_absmax(W_e)
 detecta("error sobre los códigos", lambda: check_true(
     Q.relative_matvec_error(W_e, q_e.astype(float), x_e) < 0.02, "error ~1 %"))
 
-# 9. Aplicar a la caché KV los bits de los pesos: 4 bits «de serie» en la caché no es lo mismo que en los pesos.
+# 7. Aplicar a la caché KV los bits de los pesos: 4 bits «de serie» en la caché no es lo mismo que en los pesos.
 k4 = Q.fake_quantize(cache_f32.keys[0].numpy(), 4, axis=-1)
 error_k4 = float(np.linalg.norm(k4 - cache_f32.keys[0].numpy()) / np.linalg.norm(cache_f32.keys[0].numpy()))
 detecta("caché KV en 4 bits por token", lambda: check_true(error_k4 < 0.01, f"error de las claves {error_k4:.3f} < 1 %"))
 
 # %% [markdown]
-# ## 10. Pregunta para razonar (corrección manual)
+# ## 10. Pregunta para razonar (corrección manual · 3 puntos · ~20 min)
 #
 # Tu equipo quiere ofrecer un asistente en los portátiles de la empresa (16 GB de RAM) con un modelo abierto de
 # 8 000 millones de parámetros. Alguien propone: «lo pasamos a Q4_0, que ocupa 8 veces menos que float32, y
@@ -1136,7 +1127,7 @@ detecta("caché KV en 4 bits por token", lambda: check_true(error_k4 < 0.01, f"e
 # que os importan); (c) ¿irá 8 veces más rápido? Usa la medida de velocidad de la sección 7 y la idea de que
 # generar está limitado por el ancho de banda para explicar de qué depende.
 #
-# Se puntúa así (3 puntos): (a) cuentas correctas en las dos unidades y conclusión sobre el margen, 1 punto;
+# **Rúbrica (3 puntos):** (a) cuentas correctas en las dos unidades y conclusión sobre el margen, 1 punto;
 # (b) medir calidad antes y después (perplejidad y, sobre todo, respuestas en casos reales) y una salida si
 # falla (grupos más pequeños, 5-6 bits, dejar en más bits las capas sensibles), 1 punto; (c) velocidad: ganancia
 # acotada por los bytes leídos (no 8×, porque float16 ya era 2 bytes) y solo si el motor descuantiza sin volver a

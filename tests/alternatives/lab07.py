@@ -202,6 +202,16 @@ ALTERNATIVES = {
             "    altos, bajos = np.divmod(data[2:].astype(np.int64), 16)\n"
             "    return d * (np.concatenate([bajos, altos]) - 8.0)\n"
         ),
+        "the minimal fix of the given code: stack along axis 0": (
+            "def unpack_q4_0(data):\n"
+            "    data = np.asarray(data, dtype=np.uint8)\n"
+            "    if data.shape != (18,):\n"
+            "        raise ValueError(f'un bloque Q4_0 tiene 18 bytes, no {data.size}')\n"
+            "    d = data[:2].view('<f2')[0].astype(np.float32)\n"
+            "    nibbles = data[2:]\n"
+            "    c = np.stack([nibbles & 0x0F, nibbles >> 4], axis=0).ravel()\n"
+            "    return d * (c.astype(np.float32) - 8)\n"
+        ),
     },
     "error_after_quantization": {
         "copy first, then the same in-place steps": (
