@@ -1,8 +1,10 @@
 """Demo class for lab 05: fictional students covering what a real class hands in.
 
-Points per exercise: quiz 3, enrutar 3, mezcla_moe 2, parametros_moe 2, reparto_moe 2, carga_expertos 2,
-perdida_balanceo 2, autoconsistencia 2, prob_mayoria 2, hora_de_empezar 2, similitud_coseno 2, parchear 2,
-recurrencia_lineal 2 (28 autograded) + 3 for the written answer (graded by hand in formgrader).
+Points per exercise: quiz 3, enrutar 3, mezcla_moe 2, parametros_moe 2 (find the bug), reparto_moe 2,
+carga_expertos 2, perdida_balanceo 2, autoconsistencia 2 (find the bug), prob_mayoria 2, hora_de_empezar 2,
+similitud_coseno 2 (find the bug), parchear 2, recurrencia_lineal 2 (28 autograded) + 3 for the written answer
+(graded by hand in formgrader). An untouched find-the-bug cell keeps its bug and scores 0, unless the checks
+themselves are switched off (ines_parchea).
 """
 
 # The typical mistakes of chapter 05, as a student would write them.
@@ -201,13 +203,17 @@ STUDENTS = {
         "answers": CALLS_REFERENCE,
         "expected": {"score": 0, "flags": []},
     },
-    # Disables the checks from a cell of her own: she scores, but the grader flags it for review.
+    # Disables the checks from a cell of her own: what runs scores (her three answers and the untouched
+    # parametros_moe, autoconsistencia and similitud_coseno, whose bugs her disabled checks no longer see), but the
+    # grader flags it for review.
     "ines_parchea": {
         "answers": {gid: "solution" for gid in ["quiz", "enrutar", "mezcla_moe"]},
         "prepend_code": (
             "# las comprobaciones me daban errores\n"
             "check_close = check_equal = check_raises = check_true = check_array = check_number = lambda *a, **k: None"
         ),
-        "expected": {"score": 8, "flags": ["sospechosa"]},
+        "expected": {"score": 14, "flags": ["sospechosa"],
+                     "tests": {"test_parametros_moe": 2, "test_autoconsistencia": 2, "test_similitud_coseno": 2,
+                               "test_reparto_moe": 0}},
     },
 }

@@ -1,8 +1,9 @@
 """Demo class for lab 07: fictional students covering what a real class hands in.
 
 Points per exercise: weight_memory 1, quantize_int8 2, quant_report 2, quantize_rows 2, quantize_groups 3,
-pack_q4_0 3, unpack_q4_0 2, error_after_quantization 2 (17 autograded) + 3 for the written answer (graded
-by hand in formgrader).
+pack_q4_0 3, unpack_q4_0 2 (find the bug), error_after_quantization 2 (find the bug) (17 autograded) + 3 for the
+written answer (graded by hand in formgrader). An untouched find-the-bug cell keeps its bug and scores 0, unless
+the checks themselves are switched off and the bug is one that no disabled check has to see (ines_parchea).
 """
 
 # The typical mistakes of chapters 06-08, as a student would write them.
@@ -142,13 +143,16 @@ STUDENTS = {
         "answers": CALLS_REFERENCE,
         "expected": {"score": 0, "flags": []},
     },
-    # Disables the checks from a cell of her own: she scores, but the grader flags it for review.
+    # Disables the checks from a cell of her own: what runs scores (her three answers and the untouched unpack_q4_0,
+    # whose bug her disabled checks no longer see; the untouched error_after_quantization still scores 0, because
+    # checked_call itself sees it modify W in place), but the grader flags it for review.
     "ines_parchea": {
         "answers": {gid: "solution" for gid in ["weight_memory", "quantize_int8", "quant_report"]},
         "prepend_code": (
             "# las comprobaciones me daban errores\n"
             "check_close = check_equal = check_raises = check_true = check_number = check_array = lambda *a, **k: None"
         ),
-        "expected": {"score": 5, "flags": ["sospechosa"]},
+        "expected": {"score": 7, "flags": ["sospechosa"],
+                     "tests": {"test_unpack_q4_0": 2, "test_error_after_quantization": 0}},
     },
 }
