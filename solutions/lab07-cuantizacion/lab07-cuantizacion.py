@@ -42,7 +42,10 @@
 # modificar los arrays que recibe. No modifiques las celdas de comprobación; se restauran antes de corregir.
 #
 # **Convenciones.** Los decimales se escriben con punto, como en Python (`0.011` es un 1.1 %). `GB` son 10⁹
-# bytes y `GiB` son 2³⁰; cada tabla dice cuál usa.
+# bytes y `GiB` son 2³⁰; cada tabla dice cuál usa. Las funciones que cuantizan (ejercicios 2 a 5) calculan en
+# float64 (`np.asarray(w, dtype=float)`), como la referencia: las comprobaciones comparan sus escalas con una
+# tolerancia relativa de 1e-9 y sus códigos uno a uno, y en float32 un peso que cae justo entre dos códigos
+# puede redondearse al otro lado.
 
 # %% nbgrader={"grade_id": "preparacion", "locked": true}
 # Preparación: ejecuta esta celda primero y no la modifiques.
@@ -210,7 +213,7 @@ print(f"\nes-base tiene {fmt_int(n_base)} parámetros; sus tensores float32 ocup
 # - `q`: array de NumPy de dtype `int8` y la forma de `w`, con `q = round(w / scale)` recortado a `[−127, 127]`;
 # - `scale`: un número (`float`), `max|w| / 127`;
 # - si todos los pesos son 0, `scale = 0.0` y `q` todo ceros (sin dividir por cero);
-# - no modifiques `w`.
+# - calcula en float64 aunque `w` llegue en float32, y no modifiques `w`.
 
 # %% nbgrader={"grade_id": "quantize_int8", "solution": true}
 def quantize_int8(w):
@@ -442,7 +445,7 @@ for nombre, W_ej in [("sin atípico", W_rep), ("con un peso = 100", W_atipico)]:
 # - devuelve `(q, scales)`: `q` array `int8` de forma `(m, n)` con `round(W / scale)` recortado a
 #   `[−qmax, qmax]`; `scales` array de floats de forma `(m, 1)`, para que `scales * q` funcione directamente;
 # - una fila de ceros tiene escala 0 y códigos 0;
-# - `ValueError` si `bits` no está entre 2 y 8. No modifiques `W`.
+# - `ValueError` si `bits` no está entre 2 y 8. Calcula en float64 y no modifiques `W`.
 
 # %% nbgrader={"grade_id": "quantize_rows", "solution": true}
 def quantize_rows(W, bits=8):
@@ -541,7 +544,8 @@ with hidden("quantize_rows: bits de 2 a 8, filas de ceros, matrices rectangulare
 # - Devuelve `(q, scales)`: `q` array `int8` de forma `(m, n)`; `scales` array de floats de forma
 #   `(m, n // group_size)`, donde `scales[i, g]` es la escala de `W[i, g*group_size:(g+1)*group_size]`.
 # - Un grupo de ceros tiene escala 0 y códigos 0.
-# - `ValueError` si `group_size < 1` o si `n` no es múltiplo de `group_size`. No modifiques `W`.
+# - `ValueError` si `group_size < 1` o si `n` no es múltiplo de `group_size`. Calcula en float64 y no modifiques
+#   `W`.
 
 # %% nbgrader={"grade_id": "quantize_groups", "solution": true}
 def quantize_groups(W, bits=4, group_size=32):
