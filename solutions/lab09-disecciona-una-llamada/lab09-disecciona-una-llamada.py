@@ -11,9 +11,9 @@
 #
 # [![Abrir en Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/llmlab-curso/llmlab/blob/main/labs/lab09-disecciona-una-llamada/lab09-disecciona-una-llamada.ipynb)
 #
-# **Capítulo 08** de *Facsímil 03 · Arquitecturas y modelos*, con la guía de inferencia · duración estimada:
-# **3 horas** (50 min de lectura y figuras y 2 h 10 min de ejercicios y de la pregunta razonada; cada ejercicio
-# indica su tiempo y su dificultad)
+# **Capítulo 08** de *Facsímil 03 · Arquitecturas y modelos*, con la guía de inferencia ·
+# duración estimada: **3 horas** (50 min de lectura y figuras y 2 h 10 min de ejercicios y de la pregunta
+# razonada; cada ejercicio indica su tiempo y su dificultad)
 #
 # Desde fuera, una llamada a un LLM es una caja: entra un texto y sale otro. En este último laboratorio la
 # abrimos y seguimos **una sola petición** de principio a fin, con el modelo instruido del curso (`es-chat`) y
@@ -419,8 +419,7 @@ for v in chat.wrong_template_variants(parejas[0][:-1], tok, ESTILO):
     print(f"{v['name']:16s} BOS × {v['ids'].count(BOS)}   PPL mediana {medianas[v['name']]:7.2f}   "
           f"genera: «{responde(v['ids'])[:70]}»")
 mejor = min(medianas, key=medianas.get)
-print(f"\nla perplejidad más baja es la de «{mejor}»; con la correcta es {medianas['right']:.2f}, "
-      f"sin plantilla {medianas['no_template'] / medianas['right']:.1f} veces más")
+print(f"\nla perplejidad mediana más baja es la de «{mejor}»; la de la plantilla correcta es {medianas['right']:.2f}")
 
 # %%
 nombres_v = list(medianas)
@@ -433,12 +432,20 @@ plt.xticks(rotation=20)
 plt.show()
 
 # %% [markdown]
-# Dos lecturas. La primera: la plantilla no es decoración; con los marcadores del ajuste el modelo reconoce el
-# turno del asistente y la respuesta le sorprende mucho menos. La segunda: el BOS duplicado es el fallo más
-# silencioso, porque el texto que se ve es idéntico; solo contando los IDs se nota. Regla práctica: el
-# tokenizador o la plantilla ponen el BOS, **nunca los dos**, y en las pruebas se comprueba que hay exactamente
-# uno.
-#
+# Cómo leerlo. Cada barra es la sorpresa del modelo ante la **misma** respuesta; lo único que cambia es cómo
+# se le presentó la pregunta. Quitar la plantilla o usar la de otra familia deja al modelo sin la señal de
+# «ahora te toca contestar» que vio en su ajuste, y eso se paga en perplejidad y en lo que genera. Con un modelo
+# tan pequeño alguna variante puede quedar muy cerca de la correcta (o incluso por debajo en la mediana): una
+# perplejidad parecida no quiere decir que el formato dé igual, y por eso se mira también el texto generado y
+# se mide con varias preguntas, nunca con una. El BOS duplicado es el fallo más silencioso, porque el texto
+# que se ve es idéntico: solo contando los IDs se nota. Regla práctica: el tokenizador o la plantilla ponen el
+# BOS, **nunca los dos**, y en las pruebas se comprueba que hay exactamente uno.
+
+# %%
+for nombre in nombres_v[1:]:
+    print(f"{nombre:16s} perplejidad mediana {medianas[nombre] / medianas['right']:.2f} veces la de la plantilla correcta")
+
+# %% [markdown]
 # ## 3. Prefill: la caché KV que crea una petición
 #
 # Con los IDs listos, el modelo procesa el prompt entero en **una** pasada: el *prefill*. En cada bloque, cada
@@ -692,7 +699,8 @@ with hidden("generate_with_stops: topes, prioridades, paradas en el borde y llam
              ((por_longitud, [3], 30), {"stop_sequences": [[2, 2], [4, 0, 1]]}),
              ((por_longitud, [], 7), {"eos_id": 99, "stop_sequences": [[1]]}),
              ((siempre_7, [1, 2], 1), {"stop_sequences": [[7]]}), ((siempre_7, [7], 2), {"stop_sequences": [[7, 7]]}),
-             ((cuenta_atras, [1], 3), {"eos_id": 6}), ((cuenta_atras, (1, 1), 4), {"eos_id": 8})]
+             ((cuenta_atras, [1], 3), {"eos_id": 6}), ((cuenta_atras, (1, 1), 4), {"eos_id": 8}),
+             ((lambda ids: 1, [5, 6], 3), {"stop_sequences": [[6, 1]]})]  # la parada no cruza al prompt
     esperados = [D.generate_with_stops(*a, **k) for a, k in casos]
     with reference_blocked(*REFERENCIAS):
         for (args, kwargs), esperado in zip(casos, esperados):
@@ -784,7 +792,7 @@ for gpu in ("h100-sxm", "rtx-4090"):
     print(f"  memoria: pesos {memoria.weights_gb:.2f} GB + KV {memoria.kv_gb:.2f} GB + margen {memoria.overhead_gb:.2f} GB "
           f"= {memoria.required_gb:.2f} GB de {memoria.usable_gb:.2f} GB utilizables → "
           f"{'cabe' if memoria.fits else 'NO cabe'}")
-    print(f"  dinero, con la GPU entera para esta llamada a {PRECIO_GPU_HORA:.2f} $/h: {coste * 100:.3f} céntimos")
+    print(f"  dinero, con la GPU entera para esta llamada a {PRECIO_GPU_HORA:.2f} $/h: {coste:.5f} $")
 
 # %% [markdown]
 # Una llamada sola infrautiliza la GPU: el decode lee todos los pesos para producir un token. Por eso los
