@@ -110,12 +110,12 @@ PRECIO_GPU_HORA = 2.50  # dólares por hora de una GPU alquilada: un supuesto, c
 # ampliar el plazo de una entrega porque tuvo una incidencia técnica que puede documentar. La aplicación no
 # manda solo esa frase: monta un **paquete** con varias capas, y cada capa se puede estropear por separado.
 #
-# | capa | en nuestra petición | por qué importa |
+# | capa | qué lleva en nuestro caso | para qué sirve |
 # |---|---|---|
-# | instrucción de sistema | «responde solo con JSON y cita la norma aplicada» | es el contrato de comportamiento |
-# | documentos | la normativa de plazos e incidencias | conocimiento vivo que no se debe inventar |
-# | mensaje del usuario | la consulta concreta | lo que cambia en cada llamada |
-# | contrato de salida | campos `categoria`, `riesgo`, `accion_recomendada`, `fuente` | permite validar sin leer |
+# | instrucción de sistema | «contesta únicamente en JSON e indica qué norma aplicas» | fija cómo debe portarse el modelo |
+# | documentos | la normativa de plazos e incidencias | datos actuales que el modelo no debe inventarse |
+# | mensaje del usuario | lo que pregunta el estudiante | la parte que varía de una llamada a otra |
+# | contrato de salida | las claves `categoria`, `riesgo`, `accion_recomendada` y `fuente` | deja comprobar la respuesta con código |
 # | parámetros | `temperature`, `top_p`, `max_tokens`, `stop`, `seed` | variabilidad, longitud, parada |
 #
 # El prompt real es el paquete entero que construye la aplicación, no la frase del usuario; por eso conviene
@@ -136,7 +136,7 @@ print(f"vocabulario de {fmt_int(len(tok))} tokens, contexto máximo de {cfg.max_
 peticion = ("Hola. Necesito ampliar el plazo de entrega de la práctica final porque el portátil se me "
             "estropeó el lunes y tengo el parte de la incidencia técnica documentada. ¿Qué hago?")
 mensajes = [
-    {"role": "system", "content": "Responde solo con JSON y cita la norma aplicada."},
+    {"role": "system", "content": "Contesta únicamente en JSON e indica qué norma aplicas."},
     {"role": "user", "content": peticion},
 ]
 
@@ -1020,9 +1020,9 @@ with hidden("fits_on_device: bordes exactos, GB frente a GiB, lote, reserva y er
 # |---|---|---|
 # | respuesta cortada | contrato de salida | `max_tokens`, `stop`, tiempo límite, longitud esperada |
 # | JSON inválido | decodificación | temperatura, salida restringida, esquema, texto de más |
-# | tarda en empezar | prefill | tokens de entrada, documentos pegados, RAG demasiado amplio |
-# | empieza rápido y acaba lento | decode | tokens de salida, tok/s, lote, GPU, *streaming* |
-# | se queda sin memoria | runtime | pesos + caché KV + lote + contexto + margen |
+# | tarda en empezar | prefill | cuántos tokens entran, documentos copiados enteros, un RAG que trae de más |
+# | empieza rápido y acaba lento | decode | cuántos tokens salen, tok/s, tamaño del lote, la GPU, el *streaming* |
+# | se queda sin memoria | runtime | la suma de pesos, caché KV, lote y contexto, más un margen |
 # | repite frases | muestreo | penalización de repetición, temperatura, prompt |
 # | responde sin citar | contexto | recuperación, contrato de salida, respaldo en fuentes |
 # | seguro pero equivocado | evaluación | datos propios, cortes por tipo de caso, revisión humana |
@@ -1109,7 +1109,7 @@ with hidden("diagnose: las diez filas de la tabla, mayúsculas y síntomas desco
 # ## 10. Elegir modelo y despliegue: una matriz de decisión
 #
 # El capítulo cierra con un kit para decidir la estrategia de un caso: varias opciones, unos criterios
-# (calidad, latencia, coste, privacidad, mantenimiento, adaptación y contexto externo), un peso para cada
+# (privacidad, coste, calidad, latencia, adaptación, mantenimiento y uso de contexto externo), un peso para cada
 # criterio y una puntuación de 1 a 5 para cada opción. Sale ganadora `api_con_rag` con 3.75, seguida de
 # `modelo_abierto_gpu` con 3.65, `api_potente` con 3.6 y `modelo_local_cuantizado` con 3.5. Los datos del kit no
 # están en el libro; estos los hemos reconstruido para que den exactamente esas puntuaciones. Lo que enseñan es
