@@ -68,7 +68,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from llmlab import chat, constrained, pretrained
+from llmlab import chat, constrained, corpus, pretrained
 from llmlab import cost as C
 from llmlab import dissect as D
 from llmlab import model as LM
@@ -390,15 +390,14 @@ with hidden("answer_perplexity: otros modelos, prompts de un token, tensores y l
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# Ahora el experimento. Tomamos parejas pregunta/respuesta del conjunto con el que se ajustó `es-chat` y
-# medimos la perplejidad de la respuesta buena con la plantilla correcta y con cuatro equivocadas: sin
-# plantilla (texto suelto), la plantilla de otra familia, los marcadores escritos como texto (partidos en
-# trozos por el BPE) y un BOS duplicado. También miramos qué **genera** el modelo en cada caso para la
+# Ahora el experimento. Tomamos parejas pregunta/respuesta de la partición de validación del curso (`es-chat`
+# no las vio durante su ajuste) y medimos la perplejidad de la respuesta buena con la plantilla correcta y con
+# cuatro equivocadas: sin plantilla (texto suelto), la plantilla de otra familia, los marcadores escritos como
+# texto (partidos en trozos por el BPE) y un BOS duplicado. También miramos qué **genera** el modelo en cada caso para la
 # primera pregunta.
 
 # %%
-with open(pretrained.models_dir().parent / "chat" / "qa.jsonl", encoding="utf-8") as f:
-    parejas = [json.loads(linea)["messages"] for linea in f][:PAREJAS_PLANTILLA]
+parejas = corpus.load_chat("validation")[:PAREJAS_PLANTILLA]  # conversaciones que es-chat no vio al ajustarse
 
 ppl_por_variante = {}
 for conversacion in parejas:
