@@ -20,6 +20,11 @@ REFERENCES = {
     "score_options": "D.score_options",
 }
 
+def _filler(template, correct):
+    """Source of the correct answer written as `template`, with the pieces a mutant names changed."""
+    return lambda **change: template.format(**{**correct, **change})
+
+
 # --- Exercise 1: tokens per word, words per second ---------------------------------------------------------------
 _TPW = """
 def tokens_per_word(n_words, n_tokens):
@@ -39,8 +44,7 @@ _TPW_OK = dict(
 )
 
 
-def _tpw(**change):
-    return _TPW.format(**{**_TPW_OK, **change})
+_tpw = _filler(_TPW, _TPW_OK)
 
 
 # --- Exercise 2: answer perplexity ------------------------------------------------------------------------------
@@ -63,8 +67,7 @@ _PPL_OK = dict(
 )
 
 
-def _ppl(**change):
-    return _PPL.format(**{**_PPL_OK, **change})
+_ppl = _filler(_PPL, _PPL_OK)
 
 
 # --- Exercise 3: the decode loop and its stops ------------------------------------------------------------------
@@ -95,8 +98,7 @@ _LOOP_OK = dict(
 )
 
 
-def _loop(**change):
-    return _LOOP.format(**{**_LOOP_OK, **change})
+_loop = _filler(_LOOP, _LOOP_OK)
 
 
 # --- Exercise 4: the KV rule of thumb ---------------------------------------------------------------------------
@@ -118,8 +120,7 @@ _KV_OK = dict(
 )
 
 
-def _kv(**change):
-    return _KV.format(**{**_KV_OK, **change})
+_kv = _filler(_KV, _KV_OK)
 
 
 # --- Exercise 5: does it fit? -----------------------------------------------------------------------------------
@@ -140,8 +141,7 @@ _FIT_OK = dict(
 )
 
 
-def _fit(**change):
-    return _FIT.format(**{**_FIT_OK, **change})
+_fit = _filler(_FIT, _FIT_OK)
 
 
 # --- Exercise 6: symptom -> stage -------------------------------------------------------------------------------
@@ -199,8 +199,7 @@ _SCORE_OK = dict(
 )
 
 
-def _score(**change):
-    return _SCORE.format(**{**_SCORE_OK, **change})
+_score = _filler(_SCORE, _SCORE_OK)
 
 
 MUTANTS = {
