@@ -376,7 +376,7 @@ with hidden("answer_perplexity: otros modelos, prompts de un token, tensores y l
     torch.manual_seed(909)
     modelos_h = [LM.Transformer(LM.ModelConfig(vocab_size=v, n_layers=2, d_model=16, n_heads=2, n_kv_heads=2,
                                                d_ff=32, max_seq_len=32)).eval() for v in (20, 37)]
-    picudo = lambda ids: 40.0 * torch.nn.functional.one_hot((ids + 1) % 9, 9).float()  # noqa: E731
+    picudo = lambda ids: 200.0 * torch.nn.functional.one_hot((ids + 1) % 9, 9).float()  # noqa: E731 - e^-200
     casos = [(modelos_h[0], [3], [5]), (modelos_h[0], [1, 2, 3, 4, 5, 6], [7, 8, 9, 10]),
              (modelos_h[1], [0, 36, 12], [36, 36, 1, 2, 3]), (modelos_h[1], torch.tensor([4, 5]), torch.tensor([6])),
              (picudo, [1, 2], [3, 4, 0])]

@@ -223,6 +223,7 @@ MUTANTS = {
                  "    return math.exp(sum(todos) / len(todos))")),
         "divide por la longitud total": _ppl(ret="return math.exp(sum(nll) / (len(prompt) + len(answer)))"),
         "sin softmax (logits crudos)": _ppl(logp="logits"),
+        "softmax en float32 y después log (inestable)": _ppl(logp="torch.softmax(logits.float(), dim=-1).log()"),
         "devuelve la NLL media, sin exp": _ppl(ret="return sum(nll) / len(nll)"),
         "en base 2": _ppl(ret="return 2 ** (sum(nll) / len(nll))"),
         "media de probabilidades": _ppl(ret="return 1 / (sum(math.exp(-x) for x in nll) / len(nll))"),
