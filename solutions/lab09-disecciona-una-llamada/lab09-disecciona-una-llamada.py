@@ -491,7 +491,7 @@ def cronometra(funcion, repeticiones=REPETICIONES_TIEMPO):
     return min(tiempos)
 
 
-longitudes = [n for n in (8, 32, 64, 128, 192) if n < cfg.max_seq_len]
+longitudes = [n for n in (8, 32, 64, 128, 192) if n + REPETICIONES_TIEMPO + 2 <= cfg.max_seq_len]  # cabe el decode
 ids_largos = torch.tensor([(tok.encode(peticion) * 20)[:max(longitudes)]])
 t_prefill, t_paso = [], []
 with torch.inference_mode():
