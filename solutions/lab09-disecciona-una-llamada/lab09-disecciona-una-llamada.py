@@ -1,0 +1,1400 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] nbgrader={"grade_id": "cabecera", "locked": true}
+# # Lab 09 · Disecciona una llamada: de la petición al último token
+#
+# [![Abrir en Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/llmlab-curso/llmlab/blob/main/labs/lab09-disecciona-una-llamada/lab09-disecciona-una-llamada.ipynb)
+#
+# **Capítulo 08** de *Facsímil 03 · Arquitecturas y modelos*, con la guía de inferencia ·
+# duración estimada: **3 horas** (50 min de lectura y figuras y 2 h 10 min de ejercicios y de la pregunta
+# razonada; cada ejercicio indica su tiempo y su dificultad)
+#
+# Desde fuera, una llamada a un LLM es una caja: entra un texto y sale otro. En este último laboratorio la
+# abrimos y seguimos **una sola petición** de principio a fin, con el modelo instruido del curso (`es-chat`) y
+# el motor de `llmlab.serve`: el texto se parte en tokens, la plantilla de chat lo envuelve, el *prefill* llena
+# la caché KV, el bucle de decodificación elige token a token, algo decide cuándo parar, un contrato obliga a
+# devolver JSON válido y, al final, la factura: tiempo, memoria y dinero, esta vez para un modelo real en una
+# GPU real del catálogo. Con todo el recorrido a la vista, cerramos con dos herramientas de ingeniería: la
+# tabla que dice dónde mirar primero cuando algo falla y una matriz de decisión para elegir modelo y despliegue.
+#
+# **Al terminar sabrás:**
+#
+# 1. contar tokens de tres maneras (bytes, caracteres, BPE) y comparar velocidades entre tokenizadores en
+#    palabras por segundo, no en tokens por segundo;
+# 2. medir lo que cuesta una plantilla de chat equivocada (perplejidad de la respuesta y texto generado) y
+#    comprobar que hay exactamente un BOS;
+# 3. ver qué crea el *prefill* (la caché KV, byte a byte) y cuánto tarda, y seguir el *decode* paso a paso con
+#    los candidatos y sus probabilidades;
+# 4. elegir un preajuste de decodificación por caso de uso y escribir el bucle con sus tres condiciones de parada;
+# 5. obtener JSON válido por construcción con decodificación restringida;
+# 6. calcular la caché KV con la regla de oro en MiB exactos y decidir si un contexto cabe en una GPU;
+# 7. diagnosticar un síntoma por etapa y defender una elección de modelo con una matriz de decisión ponderada.
+#
+# **Cómo se trabaja.** Escribe tu código en las celdas que dicen `ESCRIBE TU CÓDIGO AQUÍ`; en los ejercicios
+# «encuentra el error» la celda ya trae una función con un fallo típico que tienes que arreglar. Debajo de cada
+# ejercicio hay pistas plegadas y una celda de comprobación que te explica en español qué falla. Al corregir se
+# ejecutan además pruebas ocultas con entradas que no ves, así que tu función tiene que cumplir el enunciado, no
+# solo los ejemplos. No llames a las versiones de referencia de `llmlab.dissect` ni a las de la caché KV de
+# `llmlab.cost`: en las comprobaciones están bloqueadas. No modifiques las celdas de comprobación; se restauran
+# antes de corregir.
+#
+# **Números.** Los decimales llevan punto, como en Python (`0.5`), y los miles un espacio fino (`16 384`). Los
+# GB son decimales (10⁹ bytes) y los GiB y MiB binarios (2³⁰ y 2²⁰ bytes); cada frase usa una sola unidad.
+# Todo lo que sale del modelo `es-chat` (número de tokens, tiempos, perplejidades, textos) se calcula al
+# ejecutar el cuaderno: los modelos del curso se reentrenan y esos números cambian.
+
+# %% nbgrader={"grade_id": "preparacion", "locked": true}
+# Preparación: ejecuta esta celda primero y no la modifiques.
+import sys
+import subprocess
+
+if "google.colab" in sys.modules:  # solo en Colab: instala llmlab desde el repositorio del curso
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "git+https://github.com/llmlab-curso/llmlab"],
+        check=True,
+    )
+
+import json
+import math
+import time
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+from llmlab import chat, constrained, corpus, pretrained
+from llmlab import cost as C
+from llmlab import dissect as D
+from llmlab import model as LM
+from llmlab.checks import (
+    EjercicioSinHacer, check_close, check_equal, check_list, check_number, check_raises, check_true, check_type,
+    checked_call, hidden, ok, reference_blocked, show_caught,
+)
+from llmlab.sampling import Sampler
+from llmlab.serve import LLM, SamplingParams
+from llmlab.spanish import fmt_bytes, fmt_int, fmt_num, fmt_pct
+from llmlab.checks import EjercicioSinHacer  # lo que lanza un ejercicio que aún no has hecho
+
+torch.set_num_threads(1)  # medidas comparables: un solo núcleo
+
+# Lo que las comprobaciones no te dejan llamar: las referencias de llmlab para cada ejercicio.
+REFERENCIAS = (
+    D.tokens_per_word, D.words_per_second, D.answer_perplexity, D.generate_with_stops, D.fits_on_device,
+    D.diagnose, D.score_options, C.kv_mib_per_token, C.kv_gib_for_context, C.kv_bytes, C.kv_bytes_per_token,
+    C.kv_cache_bytes, C.serving_memory_gb, C.weight_memory_gb,
+)
+
+plt.rcParams["figure.figsize"] = (6.4, 3.6)
+plt.rcParams["axes.grid"] = True
+plt.rcParams["grid.alpha"] = 0.3
+
+# %% tags=["parameters"]
+# Parámetros del cuaderno (papermill puede cambiarlos al ejecutar todos los labs en lote).
+SEMILLA = 0  # fija el azar de los muestreos
+PAREJAS_PLANTILLA = 8  # parejas pregunta/respuesta con las que se mide cada plantilla
+TOKENS_RESPUESTA = 24  # tope de tokens de las respuestas generadas en el cuaderno
+REPETICIONES_TIEMPO = 3  # repeticiones de cada medida de tiempo (más = medidas más estables)
+MUESTRAS_PREAJUSTE = 6  # respuestas muestreadas con cada preajuste de decodificación
+PRECIO_GPU_HORA = 2.50  # dólares por hora de una GPU alquilada: un supuesto, cámbialo por tu precio
+
+# %% [markdown]
+# ## 0. La escena: una petición que parece sencilla
+#
+# El capítulo parte de una llamada corriente. Un estudiante escribe al asistente de su universidad: quiere
+# ampliar el plazo de una entrega porque tuvo una incidencia técnica que puede documentar. La aplicación no
+# manda solo esa frase: monta un **paquete** con varias capas, y cada capa se puede estropear por separado.
+#
+# | capa | qué lleva en nuestro caso | para qué sirve |
+# |---|---|---|
+# | instrucción de sistema | «contesta únicamente en JSON e indica qué norma aplicas» | fija cómo debe portarse el modelo |
+# | documentos | la normativa de plazos e incidencias | datos actuales que el modelo no debe inventarse |
+# | mensaje del usuario | lo que pregunta el estudiante | la parte que varía de una llamada a otra |
+# | contrato de salida | las claves `categoria`, `riesgo`, `accion_recomendada` y `fuente` | deja comprobar la respuesta con código |
+# | parámetros | `temperature`, `top_p`, `max_tokens`, `stop`, `seed` | variabilidad, longitud, parada |
+#
+# El prompt real es el paquete entero que construye la aplicación, no la frase del usuario; por eso conviene
+# guardarlo en los registros. Cargamos el modelo y su tokenizador con la API pública del curso, y el motor de
+# servicio con el mismo modelo.
+
+# %%
+modelo, tok = pretrained.load("es-chat")
+ficha = pretrained.info("es-chat")
+ESTILO = ficha["chat_style"]  # la plantilla con la que se ajustó es-chat
+FIN_TURNO = [tok.special_tokens[t] for t in chat.STOP_TOKENS[ESTILO]]  # dónde acaba una respuesta
+BOS = tok.bos_id
+cfg = modelo.config
+print(f"es-chat: {fmt_int(ficha['parameters'])} parámetros, {cfg.n_layers} bloques, d_model = {cfg.d_model}, "
+      f"{cfg.n_heads} cabezas de consulta y {cfg.n_kv_heads} de clave/valor (d_h = {cfg.head_dim})")
+print(f"vocabulario de {fmt_int(len(tok))} tokens, contexto máximo de {cfg.max_seq_len} tokens, plantilla «{ESTILO}»")
+
+peticion = ("Hola. Necesito ampliar el plazo de entrega de la práctica final porque el portátil se me "
+            "estropeó el lunes y tengo el parte de la incidencia técnica documentada. ¿Qué hago?")
+mensajes = [
+    {"role": "system", "content": "Contesta únicamente en JSON e indica qué norma aplicas."},
+    {"role": "user", "content": peticion},
+]
+
+# %% [markdown]
+# ## 1. Del texto a los tokens: el presupuesto empieza aquí
+#
+# Lo primero que le pasa a la petición es que deja de ser texto. El tokenizador la convierte en una lista de
+# IDs, y desde ese momento **todo se cuenta en tokens**: cuánto cabe en el contexto, cuánto ocupa la caché KV,
+# cuánto tarda el *prefill* y cuánto se cobra. El capítulo pone un ejemplo: una petición de 12 000 tokens ya
+# condiciona la latencia, el coste y la memoria antes de que el modelo «piense» nada.
+#
+# Hay varias formas de partir un texto. Dos extremos sencillos y la que usa el modelo:
+#
+# - **bytes**: un token por byte de UTF-8 (256 símbolos posibles; «é» son dos bytes);
+# - **caracteres**: un token por carácter Unicode;
+# - **BPE**: el tokenizador de `es-chat`, que une los pares de bytes más frecuentes de su corpus en piezas.
+#
+# Un ID no es una coordenada: el token 15339 no tiene por qué parecerse al 15340. La semejanza vive en los
+# embeddings, no en los números de la tabla.
+
+# %%
+palabras_peticion = len(peticion.split())
+cuentas = {
+    "bytes (UTF-8)": len(peticion.encode("utf-8")),
+    "caracteres": len(peticion),
+    "BPE de es-chat": len(tok.encode(peticion)),
+}
+print(f"la petición tiene {palabras_peticion} palabras")
+for nombre, n in cuentas.items():
+    print(f"  {nombre:15s} {n:4d} tokens   {n / palabras_peticion:.2f} tokens por palabra")
+print("\n«incidencia técnica documentada» en piezas BPE:", tok.pieces("incidencia técnica documentada"))
+
+# %% [markdown]
+# El mismo texto cuesta un número distinto de tokens según quién lo parta. La guía lo cuenta con un ejemplo
+# real: 4 000 palabras son 5 000 tokens con un tokenizador y 7 500 con otro. De ahí sale un error clásico:
+# comparar dos modelos por sus **tokens por segundo**. Si un modelo gasta 1.5 veces más tokens por palabra, sus
+# tok/s valen 1.5 veces menos para el lector. Lo comparable son las **palabras por segundo**:
+#
+# $$\text{tokens por palabra} = \frac{n_\text{tokens}}{n_\text{palabras}}, \qquad
+# \text{palabras/s} = \frac{\text{tok/s}}{\text{tokens por palabra}}$$
+#
+# ### Ejercicio 1 · `tokens_per_word` y `words_per_second` (2 puntos · dificultad ★☆☆ · ~10 min)
+#
+# Escribe las dos funciones; cada una devuelve un **float**:
+#
+# - `tokens_per_word(n_words, n_tokens)`: tokens por palabra. Lanza `ValueError` si `n_words <= 0` o si
+#   `n_tokens < 0`;
+# - `words_per_second(tokens_per_s, tokens_per_word)`: palabras por segundo. Lanza `ValueError` si
+#   `tokens_per_s < 0` o si `tokens_per_word <= 0`.
+
+# %% nbgrader={"grade_id": "tokens_por_palabra", "solution": true}
+def tokens_per_word(n_words, n_tokens):
+    """Tokens por palabra de un texto."""
+    ### BEGIN SOLUTION
+    if n_words <= 0 or n_tokens < 0:
+        raise ValueError("n_words debe ser > 0 y n_tokens >= 0")
+    return float(n_tokens) / float(n_words)
+    ### END SOLUTION
+
+
+def words_per_second(tokens_per_s, tokens_per_word):
+    """Palabras por segundo a partir de tokens por segundo."""
+    ### BEGIN SOLUTION
+    if tokens_per_s < 0 or tokens_per_word <= 0:
+        raise ValueError("tokens_per_s debe ser >= 0 y tokens_per_word > 0")
+    return float(tokens_per_s) / float(tokens_per_word)
+    ### END SOLUTION
+
+
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# Las dos son una división; la gracia está en cuál va arriba. Piensa en unidades: tokens/palabra y
+# (tokens/s) ÷ (tokens/palabra) = palabras/s.
+#
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# Valida primero con un `if ...: raise ValueError(...)` y después `return float(n_tokens) / n_words`. Con
+# enteros, `//` trunca: 5000 // 4000 da 1, no 1.25.
+#
+# </details>
+
+# %% nbgrader={"grade_id": "test_tokens_por_palabra", "grade": true, "points": 2}
+# Comprobación del ejercicio 1 · tolerancia: 1e-9 (divisiones exactas de la guía).
+with reference_blocked(*REFERENCIAS):
+    tpw_a = checked_call(tokens_per_word, 4000, 5000)
+    check_number(tpw_a, what="tokens_per_word(4000, 5000)", kind="float")
+    check_close(tpw_a, 1.25, atol=1e-9, what="tokens_per_word(4000, 5000)", hint="tokens entre palabras")
+    check_close(checked_call(tokens_per_word, 4000, 7500), 1.875, atol=1e-9, what="tokens_per_word(4000, 7500)")
+    wps_a = checked_call(words_per_second, 50, 1.25)
+    check_number(wps_a, what="words_per_second(50, 1.25)", kind="float")
+    check_close(wps_a, 40.0, atol=1e-9, what="words_per_second(50, 1.25)",
+                hint="tok/s divididos por tokens por palabra")
+    check_close(checked_call(words_per_second, 60, 1.875), 32.0, atol=1e-9, what="words_per_second(60, 1.875)",
+                hint="el modelo de 60 tok/s es el más lento en palabras")
+    check_raises(lambda: tokens_per_word(0, 10), ValueError, what="tokens_per_word(0, 10)")
+ok("el modelo A (50 tok/s) escribe 40 palabras/s y el B (60 tok/s) solo 32")
+### BEGIN HIDDEN TESTS
+with hidden("tokens_per_word y words_per_second: otros valores, ceros y errores"):
+    casos_tpw = [(1, 0), (3, 7), (13, 30), (2.5, 4), (1000, 1337)]
+    casos_wps = [(0, 1.3), (45, 1.5), (7.5, 0.5), (1e4, 3)]
+    esperados_tpw = [D.tokens_per_word(*c) for c in casos_tpw]
+    esperados_wps = [D.words_per_second(*c) for c in casos_wps]
+    with reference_blocked(*REFERENCIAS):
+        for caso, esperado in zip(casos_tpw, esperados_tpw):
+            obtenido = checked_call(tokens_per_word, *caso)
+            check_number(obtenido, kind="float")
+            check_true(isinstance(obtenido, float), "tokens_per_word devuelve un float")
+            check_close(obtenido, esperado, rtol=1e-12, atol=1e-12)
+        for caso, esperado in zip(casos_wps, esperados_wps):
+            obtenido = checked_call(words_per_second, *caso)
+            check_true(isinstance(obtenido, float), "words_per_second devuelve un float")
+            check_close(obtenido, esperado, rtol=1e-12, atol=1e-12)
+        check_close(checked_call(words_per_second, tokens_per_s=30, tokens_per_word=1.25), 24.0, atol=1e-9)
+        for malo in [(-1, 5), (0, 5), (10, -1)]:
+            check_raises(lambda: tokens_per_word(*malo), ValueError)
+        for malo in [(-1, 1.25), (10, 0), (10, -2)]:
+            check_raises(lambda: words_per_second(*malo), ValueError)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# Con las cuentas de la petición, la figura compara los tres troceados con los dos tokenizadores de la guía. El
+# BPE del curso se entrenó con poco texto y con un vocabulario pequeño, así que parte las palabras más que un
+# tokenizador comercial; por eso sus tokens por segundo no se pueden comparar con los de otro modelo sin pasar
+# antes a palabras.
+
+# %%
+etiquetas = list(cuentas) + ["guía: tokenizador A", "guía: tokenizador B"]
+por_palabra = [n / palabras_peticion for n in cuentas.values()] + [5000 / 4000, 7500 / 4000]
+colores = ["tab:gray", "tab:olive", "tab:blue", "tab:green", "tab:orange"]
+plt.barh(etiquetas, por_palabra, color=colores)
+for y, v in enumerate(por_palabra):
+    plt.text(v + 0.05, y, f"{v:.2f}", va="center")
+plt.xlabel("tokens por palabra")
+plt.xlim(0, max(por_palabra) * 1.2)
+plt.title("El mismo texto, distinto número de tokens")
+plt.gca().invert_yaxis()
+plt.show()
+ritmo = 50.0  # tok/s de ejemplo
+for nombre, v in zip(etiquetas, por_palabra):
+    print(f"a {ritmo:.0f} tok/s, {nombre:21s} escribe {ritmo / v:5.1f} palabras/s")
+
+# %% [markdown]
+# ## 2. La plantilla de chat: el contrato que el modelo aprendió
+#
+# Un modelo de chat no ve «mensajes»: ve una sola secuencia de tokens con **marcadores** alrededor de cada
+# turno, los mismos que vio durante su ajuste. La plantilla es ese contrato. Esta es la secuencia que recibe
+# `es-chat` con nuestra petición, marcadores incluidos (`llmlab.chat` hace lo que `apply_chat_template` en
+# Hugging Face):
+
+# %%
+ids_prompt = chat.encode_chat(mensajes, tok, ESTILO, add_generation_prompt=True)
+print(chat.render_chat(mensajes, ESTILO, add_generation_prompt=True))
+print(f"{len(ids_prompt)} tokens; BOS aparece {ids_prompt.count(BOS)} vez; los marcadores son IDs especiales:",
+      [tok.id_to_token(i) for i in ids_prompt if tok.is_special(i)])
+
+# %% [markdown]
+# Una plantilla equivocada no da error: el modelo contesta igual, solo que peor (ignora el sistema, confunde
+# los papeles, repite el prompt o no para nunca), y es fácil concluir que «el modelo es malo». Para medirlo
+# necesitamos un número que no dependa de leer respuestas: la **perplejidad de una respuesta conocida**. Se
+# le da al modelo el prompt seguido de la respuesta buena y se mira cuánta probabilidad asigna a cada token
+# de la respuesta:
+#
+# $$\text{PPL} = \exp\Big(-\frac{1}{m} \sum_{j=1}^{m} \log p(a_j \mid \text{prompt}, a_1, \dots, a_{j-1})\Big)$$
+#
+# Solo cuentan los `m` tokens de la respuesta; el prompt es contexto. Y ojo con el desplazamiento: los logits
+# de la posición `i` predicen el token `i + 1`, así que el primer token de la respuesta lo puntúa la
+# **última posición del prompt**.
+#
+# ### Ejercicio 2 · `answer_perplexity` (3 puntos · dificultad ★★☆ · ~20 min)
+#
+# Escribe `answer_perplexity(model, prompt_ids, answer_ids)`, que devuelve un **float**:
+#
+# - `model(ids)` recibe un tensor de enteros de forma `(1, t)` y devuelve logits `(1, t, vocab)`;
+# - `prompt_ids` y `answer_ids` son listas de ints (o tensores 1-D), ambas con al menos un token; si alguna
+#   está vacía, lanza `ValueError`;
+# - calcula en `float64` (o con `log_softmax`, que es estable) y no entrenes nada: usa `torch.no_grad()`.
+
+# %% nbgrader={"grade_id": "perplejidad_respuesta", "solution": true}
+def answer_perplexity(model, prompt_ids, answer_ids):
+    """exp(NLL media) de los tokens de la respuesta, condicionados al prompt."""
+    ### BEGIN SOLUTION
+    prompt = [int(t) for t in prompt_ids]
+    answer = [int(t) for t in answer_ids]
+    if not prompt or not answer:
+        raise ValueError("prompt_ids y answer_ids necesitan al menos un token")
+    with torch.no_grad():
+        logits = model(torch.tensor([prompt + answer]))[0].double()
+    logp = torch.log_softmax(logits, dim=-1)
+    total = 0.0
+    for j, token in enumerate(answer):
+        total -= float(logp[len(prompt) - 1 + j, token])
+    return math.exp(total / len(answer))
+    ### END SOLUTION
+
+
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# Concatena prompt y respuesta, haz **una** pasada del modelo y toma `log_softmax` sobre el vocabulario. El
+# token `j` de la respuesta está en la posición `len(prompt) + j` de la secuencia; ¿qué posición lo predice?
+#
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# Lo predice la posición `len(prompt) + j − 1`. Suma `−logp[len(prompt) − 1 + j, answer[j]]` para cada `j`,
+# divide por `len(answer)` (no por la longitud total) y aplica `math.exp`.
+#
+# </details>
+
+# %% nbgrader={"grade_id": "test_perplejidad_respuesta", "grade": true, "points": 3}
+# Comprobación del ejercicio 2 · tolerancia: rtol 1e-4 (float32 en el modelo también vale).
+torch.manual_seed(SEMILLA)
+modelo_juguete = LM.Transformer(LM.ModelConfig(vocab_size=12, n_layers=1, d_model=8, n_heads=2, n_kv_heads=1,
+                                               d_ff=16, max_seq_len=16)).eval()
+uniforme = lambda ids: torch.zeros(1, ids.shape[1], 12)  # noqa: E731 - un «modelo» que no sabe nada
+ppl_juguete = D.answer_perplexity(modelo_juguete, [1, 2, 3], [4, 5])
+ppl_chat = D.answer_perplexity(modelo, ids_prompt, tok.encode("La respuesta.") + FIN_TURNO)
+with reference_blocked(*REFERENCIAS):
+    ppl = checked_call(answer_perplexity, uniforme, [1, 2], [3, 4, 5])
+    check_number(ppl, what="la perplejidad con logits uniformes", kind="float")
+    check_close(ppl, 12.0, rtol=1e-6, what="la perplejidad de un modelo uniforme sobre 12 tokens",
+                hint="si todos los tokens valen 1/12, la perplejidad es 12")
+    check_close(checked_call(answer_perplexity, modelo_juguete, [1, 2, 3], [4, 5]), ppl_juguete, rtol=1e-4,
+                what="un modelo diminuto con el prompt [1, 2, 3] y la respuesta [4, 5]",
+                hint="el token j de la respuesta lo predice la posición len(prompt) + j − 1, y solo cuentan los de la respuesta")
+    check_close(checked_call(answer_perplexity, modelo, ids_prompt, tok.encode("La respuesta.") + FIN_TURNO),
+                ppl_chat, rtol=1e-4, what="es-chat con nuestra petición")
+    check_raises(lambda: answer_perplexity(modelo_juguete, [1, 2], []), ValueError,
+                 what="answer_perplexity con una respuesta vacía")
+ok(f"con es-chat, la respuesta «La respuesta.» tiene perplejidad {ppl_chat:.1f} tras nuestra petición")
+### BEGIN HIDDEN TESTS
+with hidden("answer_perplexity: otros modelos, prompts de un token, tensores y logits grandes"):
+    torch.manual_seed(909)
+    modelos_h = [LM.Transformer(LM.ModelConfig(vocab_size=v, n_layers=2, d_model=16, n_heads=2, n_kv_heads=2,
+                                               d_ff=32, max_seq_len=32)).eval() for v in (20, 37)]
+    picudo = lambda ids: 200.0 * torch.nn.functional.one_hot((ids + 1) % 9, 9).float()  # noqa: E731 - e^-200
+    casos = [(modelos_h[0], [3], [5]), (modelos_h[0], [1, 2, 3, 4, 5, 6], [7, 8, 9, 10]),
+             (modelos_h[1], [0, 36, 12], [36, 36, 1, 2, 3]), (modelos_h[1], torch.tensor([4, 5]), torch.tensor([6])),
+             (picudo, [1, 2], [3, 4, 0])]
+    esperados = [D.answer_perplexity(*c) for c in casos]
+    with reference_blocked(*REFERENCIAS):
+        for caso, esperado in zip(casos, esperados):
+            obtenido = checked_call(answer_perplexity, *caso)
+            check_number(obtenido, kind="float")
+            check_close(obtenido, esperado, rtol=1e-4)
+        check_raises(lambda: answer_perplexity(modelos_h[0], [], [1]), ValueError)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# Ahora el experimento. Tomamos parejas pregunta/respuesta de la partición de validación del curso (`es-chat`
+# no las vio durante su ajuste) y medimos la perplejidad de la respuesta buena con la plantilla correcta y con
+# cuatro equivocadas: sin plantilla (texto suelto), la plantilla de otra familia, los marcadores escritos como
+# texto (partidos en trozos por el BPE) y un BOS duplicado. También miramos qué **genera** el modelo en cada caso para la
+# primera pregunta.
+
+# %%
+parejas = corpus.load_chat("validation")[:PAREJAS_PLANTILLA]  # conversaciones que es-chat no vio al ajustarse
+
+ppl_por_variante = {}
+for conversacion in parejas:
+    pregunta, respuesta = conversacion[:-1], conversacion[-1]["content"]
+    ids_respuesta = tok.encode(respuesta) + FIN_TURNO[:1]
+    for v in chat.wrong_template_variants(pregunta, tok, ESTILO):
+        ppl_por_variante.setdefault(v["name"], []).append(D.answer_perplexity(modelo, v["ids"], ids_respuesta))
+
+def responde(ids, n=TOKENS_RESPUESTA):
+    """Respuesta voraz de es-chat a una secuencia de IDs, hasta el fin de turno."""
+    salida = LM.generate(modelo, torch.tensor(ids), n, eos_token_id=FIN_TURNO + [tok.eos_id])
+    return tok.decode(salida[len(ids):].tolist(), skip_special=True).strip()
+
+print(f"pregunta: «{parejas[0][0]['content']}»\n")
+medianas = {}
+for v in chat.wrong_template_variants(parejas[0][:-1], tok, ESTILO):
+    medianas[v["name"]] = float(np.median(ppl_por_variante[v["name"]]))
+    print(f"{v['name']:16s} BOS × {v['ids'].count(BOS)}   PPL mediana {medianas[v['name']]:7.2f}   "
+          f"genera: «{responde(v['ids'])[:70]}»")
+mejor = min(medianas, key=medianas.get)
+print(f"\nla perplejidad mediana más baja es la de «{mejor}»; la de la plantilla correcta es {medianas['right']:.2f}")
+
+# %%
+nombres_v = list(medianas)
+plt.bar(nombres_v, [medianas[n] for n in nombres_v],
+        color=["tab:green" if n == "right" else "tab:red" for n in nombres_v])
+plt.yscale("log")
+plt.ylabel("perplejidad de la respuesta (mediana)")
+plt.title(f"La misma respuesta, {len(parejas)} preguntas, cinco plantillas")
+plt.xticks(rotation=20)
+plt.show()
+
+# %% [markdown]
+# Cómo leerlo. Cada barra es la sorpresa del modelo ante la **misma** respuesta; lo único que cambia es cómo
+# se le presentó la pregunta. Quitar la plantilla o usar la de otra familia deja al modelo sin la señal de
+# «ahora te toca contestar» que vio en su ajuste, y eso se paga en perplejidad y en lo que genera. Con un modelo
+# tan pequeño alguna variante puede quedar muy cerca de la correcta (o incluso por debajo en la mediana): una
+# perplejidad parecida no quiere decir que el formato dé igual, y por eso se mira también el texto generado y
+# se mide con varias preguntas, nunca con una. El BOS duplicado es el fallo más silencioso, porque el texto
+# que se ve es idéntico: solo contando los IDs se nota. Regla práctica: el tokenizador o la plantilla ponen el
+# BOS, **nunca los dos**, y en las pruebas se comprueba que hay exactamente uno.
+
+# %%
+for nombre in nombres_v[1:]:
+    print(f"{nombre:16s} perplejidad mediana {medianas[nombre] / medianas['right']:.2f} veces la de la plantilla correcta")
+
+# %% [markdown]
+# ## 3. Prefill: la caché KV que crea una petición
+#
+# Con los IDs listos, el modelo procesa el prompt entero en **una** pasada: el *prefill*. En cada bloque, cada
+# token deja su clave y su valor en la caché KV, y al final los logits de la última posición dan el primer
+# token de la respuesta. Por eso el tiempo hasta el primer token (TTFT) crece con la longitud del prompt, y la
+# caché ocupa, para un contexto de `S` tokens,
+#
+# $$M_{KV} = 2 \cdot L \cdot B \cdot S \cdot H_{KV} \cdot d_h \cdot \text{bytes}$$
+#
+# La caché KV es memoria de cálculo, no «memoria del usuario»: se libera al acabar la petición. Lo medimos en
+# el motor de `llmlab.serve`: metemos la petición, ejecutamos **un** paso (el prefill) y preguntamos al
+# asignador de bloques cuánto ha reservado.
+
+# %%
+motor = LLM("es-chat")
+parada = SamplingParams(max_tokens=TOKENS_RESPUESTA, temperature=0, stop_token_ids=FIN_TURNO)
+peticion_motor = motor.add_request(ids_prompt, parada)
+motor.step()  # un paso: el prefill de todo el prompt y el primer token
+kv = motor.kv_stats()
+bytes_valor = next(modelo.parameters()).element_size()  # el motor guarda la caché en el dtype del modelo
+formula = 2 * cfg.n_layers * 1 * kv.tokens_cached * cfg.n_kv_heads * cfg.head_dim * bytes_valor
+print(f"tras el prefill hay {kv.tokens_cached} tokens en caché, en {kv.used_blocks} bloques de {kv.block_size}")
+print(f"fórmula 2·L·S·H_kv·d_h·bytes = 2·{cfg.n_layers}·{kv.tokens_cached}·{cfg.n_kv_heads}·{cfg.head_dim}·"
+      f"{bytes_valor} = {fmt_int(formula)} bytes")
+print(f"el motor reserva {kv.used_blocks} × {fmt_int(kv.bytes_per_block)} = {fmt_int(kv.used_blocks * kv.bytes_per_block)}"
+      f" bytes (los bloques se reservan enteros: {kv.used_blocks * kv.block_size - kv.tokens_cached} huecos libres)")
+while motor.has_unfinished():
+    motor.step()
+print(f"al terminar quedan {motor.kv_stats().used_blocks} bloques ocupados")
+
+# %% [markdown]
+# El tiempo del prefill sí depende de la máquina, así que lo medimos (estas cifras cambian en cada ejecución y
+# no se corrigen). Pasamos prompts de longitud creciente por el modelo y, para comparar, un paso de *decode*
+# con la caché ya llena: uno procesa muchos tokens a la vez; el otro, uno solo.
+
+# %% tags=["nbval-ignore-output"]
+def cronometra(funcion, repeticiones=REPETICIONES_TIEMPO):
+    funcion()  # calentamiento
+    tiempos = []
+    for _ in range(repeticiones):
+        inicio = time.perf_counter()
+        funcion()
+        tiempos.append(time.perf_counter() - inicio)
+    return min(tiempos)
+
+
+longitudes = [n for n in (8, 32, 64, 128, 192) if n + REPETICIONES_TIEMPO + 2 <= cfg.max_seq_len]  # cabe el decode
+ids_largos = torch.tensor([(tok.encode(peticion) * 20)[:max(longitudes)]])
+t_prefill, t_paso = [], []
+with torch.inference_mode():
+    for n in longitudes:
+        t_prefill.append(cronometra(lambda: modelo(ids_largos[:, :n])))
+        cache = LM.KVCache(cfg.n_layers)
+        modelo(ids_largos[:, :n], cache=cache)  # la caché queda con los n tokens del prompt
+        siguiente = ids_largos[:, :1]
+        t_paso.append(cronometra(lambda: modelo(siguiente, cache=cache)))  # cada paso añade un token más
+for n, tp, td in zip(longitudes, t_prefill, t_paso):
+    print(f"prompt de {n:3d} tokens: prefill {tp * 1e3:6.2f} ms ({tp / n * 1e6:6.1f} µs por token)   "
+          f"un paso de decode {td * 1e3:5.2f} ms")
+metricas = peticion_motor.metrics  # lo que el motor midió para nuestra petición de la celda anterior
+huecos = metricas.itl_s  # tiempo entre tokens sucesivos del decode
+print(f"\nel motor, con nuestra petición de {len(ids_prompt)} tokens: TTFT {metricas.ttft_s * 1e3:.1f} ms"
+      + (f"; después, {len(huecos)} tokens a {np.mean(huecos) * 1e3:.1f} ms cada uno" if huecos else ""))
+
+# %%
+fig, (izq, der) = plt.subplots(1, 2, figsize=(11, 3.8))
+izq.plot(longitudes, np.array(t_prefill) * 1e3, "o-", label="prefill (todo el prompt)")
+izq.plot(longitudes, np.array(t_paso) * 1e3, "s-", label="un paso de decode")
+izq.set_xlabel("tokens del prompt")
+izq.set_ylabel("ms")
+izq.set_title("es-chat en esta CPU (medido)")
+izq.legend()
+der.plot(longitudes, np.array(t_prefill) / np.array(longitudes) * 1e6, "o-", color="tab:blue")
+der.set_xlabel("tokens del prompt")
+der.set_ylabel("µs por token")
+der.set_title("El prefill reparte su coste entre los tokens")
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# El prefill procesa los tokens en paralelo, con matrices grandes, y su coste por token baja al crecer el
+# prompt; el decode hace una pasada entera para un solo token. De ahí las dos reglas de la guía: un prompt
+# largo se nota antes de la primera palabra (prefill), una respuesta larga se nota en el ritmo al que salen
+# las palabras (decode), y una conversación larga se nota en las dos cosas, porque la caché crece en cada turno.
+#
+# ## 4. Decode: un token cada vez, con sus candidatos
+#
+# Tras el prefill empieza el bucle. En cada paso el modelo da un logit por token del vocabulario, la softmax lo
+# convierte en probabilidades, la política de decodificación elige uno, se añade a la secuencia (y su clave y
+# su valor a la caché) y vuelta a empezar. Los logits son puntuaciones sin normalizar, no probabilidades. Estos
+# son los cinco candidatos de `es-chat` en los primeros pasos de su respuesta voraz:
+
+# %%
+def candidatos(logits, k=5):
+    probs = torch.softmax(logits.double(), dim=-1)
+    top = torch.topk(probs, k)
+    return [(int(i), float(p)) for p, i in zip(top.values, top.indices)]
+
+
+secuencia = list(ids_prompt)
+pasos = []
+with torch.no_grad():
+    for paso in range(8):
+        logits_paso = modelo(torch.tensor([secuencia]))[0, -1]
+        pasos.append(candidatos(logits_paso))
+        elegido = pasos[-1][0][0]  # voraz: el más probable
+        if elegido in FIN_TURNO:
+            break
+        secuencia.append(elegido)
+for paso, cands in enumerate(pasos):
+    texto = "   ".join(f"{tok.decode([i])!r} {p:.2f}" for i, p in cands)
+    print(f"paso {paso}: {texto}")
+
+# %%
+matriz = np.array([[p for _, p in cands] for cands in pasos])
+fig, ax = plt.subplots(figsize=(9, 0.5 * len(pasos) + 1.5))
+ax.imshow(matriz, cmap="Blues", vmin=0, vmax=1, aspect="auto")
+for i, cands in enumerate(pasos):
+    for j, (ident, p) in enumerate(cands):
+        ax.text(j, i, f"{tok.decode([ident])!r}\n{p:.2f}", ha="center", va="center", fontsize=8,
+                color="white" if p > 0.6 else "black")
+ax.set_xticks(range(matriz.shape[1]), [f"candidato {j + 1}" for j in range(matriz.shape[1])])
+ax.set_yticks(range(len(pasos)), [f"paso {i}" for i in range(len(pasos))])
+ax.set_title("Decode voraz de es-chat: los cinco candidatos de cada paso")
+ax.grid(False)
+plt.show()
+
+# %% [markdown]
+# Cuando el primero tiene casi toda la masa, da igual la política; cuando hay varios candidatos parecidos, la
+# política decide el texto. Los parámetros de decodificación no hacen que el modelo sepa más: solo cambian cómo
+# se elige entre lo que ya calculó.
+#
+# ## 5. Preajustes por caso de uso
+#
+# La guía propone tres puntos de partida. No hay una temperatura «buena»: hay una para cada trabajo.
+#
+# | caso | temperatura | estrategia |
+# |---|---|---|
+# | preciso (extraer, clasificar, JSON) | baja, 0.1–0.3 | top-k restringido, pocos tokens, paradas explícitas, JSON restringido |
+# | creativo (ideas, títulos) | media-alta, 0.7–1.2 | top-p amplio, varios candidatos y elegir después |
+# | programación | baja, 0.1–0.5 | primera pasada conservadora; explorar solo a propósito |
+#
+# Y un aviso: voraz no es «más exacto». Siempre elige lo más probable, y eso puede atascarse en bucles o en la
+# respuesta más genérica. Sirve para evaluaciones reproducibles, no como ajuste universal. `llmlab.sampling`
+# trae estos preajustes; muestreamos varias respuestas con cada uno y contamos cuántas son distintas.
+
+# %%
+ids_pregunta = chat.encode_chat(parejas[1][:-1], tok, ESTILO, add_generation_prompt=True)
+print(f"pregunta: «{parejas[1][0]['content']}»")
+for nombre in ("precise", "creative", "code", "deterministic"):
+    ajuste = {k: v for k, v in Sampler.from_preset(nombre).__dict__.items()
+              if k in ("do_sample", "temperature", "top_k", "top_p") and v is not None}
+    g = torch.Generator().manual_seed(SEMILLA)
+    muestreador = Sampler.from_preset(nombre, generator=g)
+    respuestas = []
+    for _ in range(MUESTRAS_PREAJUSTE):
+        salida = LM.generate(modelo, torch.tensor(ids_pregunta), TOKENS_RESPUESTA, sampler=muestreador,
+                             eos_token_id=FIN_TURNO + [tok.eos_id])
+        respuestas.append(tok.decode(salida[len(ids_pregunta):].tolist(), skip_special=True).strip())
+    print(f"\n{nombre:13s} {ajuste}: {len(set(respuestas))} respuestas distintas de {MUESTRAS_PREAJUSTE}")
+    print(f"    p. ej. «{respuestas[-1][:80]}»")
+
+# %% [markdown]
+# ## 6. Cuándo parar
+#
+# El bucle tiene que acabar, y hay tres motivos normales para hacerlo (más la interrupción del usuario):
+#
+# - **EOS** (o el fin de turno de la plantilla): el modelo dice que ha terminado; ese token no forma parte de
+#   la respuesta;
+# - **una secuencia de parada** (`stop`): la aplicación corta cuando aparece, por ejemplo, el cierre de un
+#   bloque; como en las API de estilo OpenAI, la secuencia no se devuelve;
+# - **`max_tokens`**: el tope de la aplicación. Nunca se generan más tokens que ese.
+#
+# El motivo importa para depurar: una respuesta cortada por `max_tokens` es un problema de contrato de salida,
+# no del modelo.
+#
+# ### Ejercicio 3 · `generate_with_stops`, encuentra el error (2 puntos · dificultad ★★☆ · ~15 min)
+#
+# `generate_with_stops(next_token, prompt_ids, max_tokens, eos_id=None, stop_sequences=())` debe devolver un
+# dict `{"ids": lista de ints generados, "stop_reason": "eos" | "stop_sequence" | "max_tokens"}`:
+#
+# - `next_token(ids)` devuelve el token siguiente a la lista `ids` (el prompt más lo generado);
+# - el EOS termina la respuesta y no se incluye; una secuencia de parada (lista de IDs) termina la respuesta
+#   cuando lo **generado** acaba con ella, y se quita;
+# - nunca devuelve más de `max_tokens` tokens; con `max_tokens = 0` no llama a `next_token`. Lanza `ValueError`
+#   si `max_tokens < 0` o si una secuencia de parada está vacía.
+#
+# La versión de la celda tiene un fallo que solo aparece con el tope. Encuéntralo y corrígelo.
+
+# %% nbgrader={"grade_id": "bucle_con_paradas", "solution": true}
+def generate_with_stops(next_token, prompt_ids, max_tokens, eos_id=None, stop_sequences=()):
+    """Bucle de decodificación con sus tres condiciones de parada."""
+    if max_tokens < 0:
+        raise ValueError("max_tokens debe ser >= 0")
+    paradas = [list(s) for s in stop_sequences]
+    if any(len(s) == 0 for s in paradas):
+        raise ValueError("una secuencia de parada no puede estar vacía")
+    generados = []
+    ### BEGIN SOLUTION
+    while len(generados) < max_tokens:
+    ### END SOLUTION
+    ### BEGIN BUGGY
+    # while len(generados) <= max_tokens:
+    ### END BUGGY
+        token = int(next_token(list(prompt_ids) + generados))
+        if eos_id is not None and token == eos_id:
+            return {"ids": generados, "stop_reason": "eos"}
+        generados.append(token)
+        for s in paradas:
+            if generados[-len(s):] == s:
+                return {"ids": generados[:-len(s)], "stop_reason": "stop_sequence"}
+    return {"ids": generados, "stop_reason": "max_tokens"}
+
+
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# Prueba a mano un «modelo» que siempre dice 7: `generate_with_stops(lambda ids: 7, [1], 3)`. ¿Cuántos sietes
+# devuelve? ¿Y con `max_tokens = 0`?
+#
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# Mira la condición del `while`: cuando ya hay `max_tokens` tokens, ¿vuelve a entrar?
+#
+# </details>
+
+# %% nbgrader={"grade_id": "test_bucle_con_paradas", "grade": true, "points": 2}
+# Comprobación del ejercicio 3 · valores exactos (listas de ints y cadenas).
+siempre_7 = lambda ids: 7  # noqa: E731
+cuenta_atras = lambda ids: max(0, 10 - len(ids))  # noqa: E731 - con el prompt [1] genera 9, 8, 7, ...
+with reference_blocked(*REFERENCIAS):
+    r = checked_call(generate_with_stops, siempre_7, [1], 3)
+    check_type(r, dict, what="el resultado")
+    check_list(r["ids"], what="r['ids']", of=int)
+    check_equal(r, {"ids": [7, 7, 7], "stop_reason": "max_tokens"}, what="tres sietes con max_tokens = 3",
+                hint="nunca más de max_tokens tokens")
+    check_equal(checked_call(generate_with_stops, siempre_7, [1], 0), {"ids": [], "stop_reason": "max_tokens"},
+                what="max_tokens = 0")
+    check_equal(checked_call(generate_with_stops, cuenta_atras, [1], 20, eos_id=5),
+                {"ids": [9, 8, 7, 6], "stop_reason": "eos"}, what="una cuenta atrás que para en el EOS 5",
+                hint="el EOS no se incluye en la respuesta")
+    check_equal(checked_call(generate_with_stops, cuenta_atras, [1], 20, stop_sequences=[[6, 5]]),
+                {"ids": [9, 8, 7], "stop_reason": "stop_sequence"}, what="la secuencia de parada [6, 5]",
+                hint="la secuencia de parada se quita de la respuesta")
+    check_raises(lambda: generate_with_stops(siempre_7, [1], -1), ValueError, what="max_tokens = −1")
+ok("las tres paradas funcionan y el tope se respeta")
+### BEGIN HIDDEN TESTS
+with hidden("generate_with_stops: topes, prioridades, paradas en el borde y llamadas al modelo"):
+    rng_t = np.random.default_rng(909)
+    tabla = rng_t.integers(0, 6, size=50).tolist()
+    por_longitud = lambda ids: tabla[len(ids) % 50]  # noqa: E731
+    casos = [((por_longitud, [0, 1], 12), {}), ((por_longitud, [3], 30), {"eos_id": 5}),
+             ((por_longitud, [3], 30), {"stop_sequences": [[2, 2], [4, 0, 1]]}),
+             ((por_longitud, [], 7), {"eos_id": 99, "stop_sequences": [[1]]}),
+             ((siempre_7, [1, 2], 1), {"stop_sequences": [[7]]}), ((siempre_7, [7], 2), {"stop_sequences": [[7, 7]]}),
+             ((cuenta_atras, [1], 3), {"eos_id": 6}), ((cuenta_atras, (1, 1), 4), {"eos_id": 8}),
+             ((lambda ids: 1, [5, 6], 3), {"stop_sequences": [[6, 1]]})]  # la parada no cruza al prompt
+    esperados = [D.generate_with_stops(*a, **k) for a, k in casos]
+    with reference_blocked(*REFERENCIAS):
+        for (args, kwargs), esperado in zip(casos, esperados):
+            obtenido = checked_call(generate_with_stops, *args, **kwargs)
+            check_equal(obtenido, esperado)
+        llamadas = []
+        checked_call(generate_with_stops, lambda ids: llamadas.append(list(ids)) or 3, [9, 9], 2)
+        check_equal(llamadas, [[9, 9], [9, 9, 3]])  # el modelo ve el prompt y lo generado
+        nada = []
+        checked_call(generate_with_stops, lambda ids: nada.append(1) or 3, [9], 0)
+        check_equal(nada, [])
+        check_raises(lambda: generate_with_stops(siempre_7, [1], 5, stop_sequences=[[]]), ValueError)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# Con `es-chat` y la referencia de `llmlab`: la misma petición, parada por sus tres motivos. El «modelo» es
+# aquí una función que hace una pasada y devuelve el token más probable.
+
+# %%
+def siguiente_voraz(ids):
+    with torch.no_grad():
+        return int(modelo(torch.tensor([ids]))[0, -1].argmax())
+
+
+ids_p = chat.encode_chat(parejas[2][:-1], tok, ESTILO, add_generation_prompt=True)
+libre = D.generate_with_stops(siguiente_voraz, ids_p, TOKENS_RESPUESTA, eos_id=FIN_TURNO[0])
+corta = D.generate_with_stops(siguiente_voraz, ids_p, 4, eos_id=FIN_TURNO[0])
+marca = libre["ids"][2:3] or [tok.encode(" ")[0]]
+con_stop = D.generate_with_stops(siguiente_voraz, ids_p, TOKENS_RESPUESTA, eos_id=FIN_TURNO[0], stop_sequences=[marca])
+for titulo, r in (("libre", libre), ("max_tokens = 4", corta), (f"stop = {tok.decode(marca)!r}", con_stop)):
+    print(f"{titulo:16s} → {r['stop_reason']:13s} {len(r['ids']):2d} tokens: «{tok.decode(r['ids'])}»")
+salida_motor = motor.generate([ids_p], SamplingParams(max_tokens=4, temperature=0, stop_token_ids=FIN_TURNO))[0]
+print(f"\nel motor, con max_tokens = 4: finish_reason = «{salida_motor.finish_reason}», "
+      f"«{salida_motor.text}»")
+
+# %% [markdown]
+# ## 7. El contrato de salida: JSON válido por construcción
+#
+# Pedir «responde solo con JSON» en el prompt es un deseo. Un modelo pequeño, y a veces uno grande, añade un
+# saludo, se deja una comilla o inventa un campo, y el *parser* de la aplicación revienta. La decodificación
+# restringida lo convierte en garantía: en cada paso pone a `−∞` los logits de los tokens que harían el texto
+# imposible de completar según el esquema. El esquema de nuestra petición:
+
+# %%
+esquema = {
+    "categoria": ["ampliacion_plazo", "incidencia_tecnica", "consulta_academica"],
+    "riesgo": ["bajo", "medio", "alto"],
+    "accion_recomendada": {"type": "string", "minLength": 1, "maxLength": 60},
+    "fuente": {"type": "string", "minLength": 1, "maxLength": 30},
+}
+ids_json = torch.tensor(ids_prompt)
+libre_texto = responde(ids_prompt, n=40)
+try:
+    json.loads(libre_texto)
+    veredicto = "JSON válido"
+except json.JSONDecodeError as error:
+    veredicto = f"no es JSON ({error.msg})"
+print(f"sin restricción: «{libre_texto[:90]}» → {veredicto}")
+objeto = constrained.generate_json(modelo, ids_json, esquema, tok.vocab_bytes(), FIN_TURNO[0],
+                                   special_token_ids=[i for i in tok.special_ids if i != FIN_TURNO[0]])
+constrained.validate_json_object(objeto, esquema)  # lanzaría ValueError si no cumpliera el esquema
+print("con restricción:", json.dumps(objeto, ensure_ascii=False))
+print("cumple el esquema: campos, orden, valores permitidos y longitudes")
+
+# %% [markdown]
+# El JSON restringido es **válido**, no necesariamente **correcto**: la restricción garantiza la forma, no que
+# la categoría o el riesgo sean los adecuados. Eso lo dice la evaluación, con datos propios.
+#
+# ## 8. La factura: tiempo, memoria y dinero
+#
+# Hasta aquí, un modelo diminuto en una CPU. La misma cuenta para un modelo de verdad en una GPU de verdad, con
+# los modelos de coste de `llmlab.cost` y su catálogo de configuraciones y hardware (cada número con su
+# fuente). La petición: los 12 000 tokens de entrada del capítulo (el prompt con la normativa pegada) y 300 de
+# salida, con Llama 3.1 8B en FP16. El precio por hora de la GPU es el parámetro `PRECIO_GPU_HORA`: un supuesto,
+# no un dato del catálogo.
+
+# %%
+spec = C.get_model("llama-3.1-8b")
+n_entrada, n_salida = 12_000, 300
+print(f"{spec.name}: {spec.n_layers} capas, {spec.n_kv_heads} cabezas KV de {spec.head_dim}; "
+      f"{fmt_num(spec.param_count() / 1e9, 2)} mil millones de parámetros")
+for gpu in ("h100-sxm", "rtx-4090"):
+    hw = C.get_hardware(gpu)
+    tiempo = C.generation(spec, hw, n_entrada, n_salida)
+    memoria = C.fit_check(spec, hw, "fp16", context=n_entrada + n_salida)
+    coste = tiempo["total_s"] * PRECIO_GPU_HORA / 3600
+    print(f"\n{hw.name}: TTFT {tiempo['ttft_s']:.2f} s, decode {tiempo['decode_s']:.2f} s, total {tiempo['total_s']:.2f} s "
+          f"({tiempo['decode_tokens_per_s']:.0f} tok/s)")
+    print(f"  memoria: pesos {memoria.weights_gb:.2f} GB + KV {memoria.kv_gb:.2f} GB + margen {memoria.overhead_gb:.2f} GB "
+          f"= {memoria.required_gb:.2f} GB de {memoria.usable_gb:.2f} GB utilizables → "
+          f"{'cabe' if memoria.fits else 'NO cabe'}")
+    print(f"  dinero, con la GPU entera para esta llamada a {PRECIO_GPU_HORA:.2f} $/h: {coste:.5f} $")
+
+# %% [markdown]
+# Una llamada sola infrautiliza la GPU: el decode lee todos los pesos para producir un token. Por eso los
+# servidores juntan muchas peticiones en cada paso (lab 08), y el coste por millón de tokens baja con el
+# tamaño del lote. La caché KV de la petición, en cambio, es de ella sola: crece con el contexto y, con muchos
+# usuarios, es lo que llena la GPU. El ejemplo del capítulo: 32 capas, 4 usuarios, 4 096 tokens, 8 cabezas KV
+# (GQA) de 128, FP16.
+
+# %%
+kv_cap08 = 2 * 32 * 4 * 4096 * 8 * 128 * 2
+print(f"caché KV del ejemplo del capítulo: {fmt_int(kv_cap08)} bytes = {kv_cap08 / 1e9:.2f} GB = {kv_cap08 / 2**30:.2f} GiB")
+
+# %% [markdown]
+# ### La regla de oro, en MiB exactos
+#
+# La guía resume la caché con una regla: un modelo de 7 B tipo Llama con atención MHA (32 capas, 32 cabezas KV
+# de 128) en FP16 gasta **0.5 MiB por token**. Así, 4K tokens son 2 GiB, 32K son 16 GiB y 128K son 64 GiB. Es
+# exacta solo en unidades binarias: en MB decimales saldrían 0.524, y el 5 % de diferencia se acumula.
+#
+# ### Ejercicio 4 · `kv_mib_per_token` y `kv_gib_for_context` (2 puntos · dificultad ★☆☆ · ~10 min)
+#
+# Escribe las dos funciones; cada una devuelve un **float**:
+#
+# - `kv_mib_per_token(n_layers, n_kv_heads, head_dim, bytes_per_value=2)`: MiB (2²⁰ bytes) de caché KV por
+#   token de contexto, claves **y** valores;
+# - `kv_gib_for_context(tokens, n_layers, n_kv_heads, head_dim, bytes_per_value=2)`: GiB (2³⁰ bytes) para
+#   `tokens` tokens de una secuencia;
+# - las dos lanzan `ValueError` si `n_layers`, `n_kv_heads`, `head_dim` o `bytes_per_value` no son positivos,
+#   o si `tokens < 0`.
+
+# %% nbgrader={"grade_id": "regla_kv", "solution": true}
+def kv_mib_per_token(n_layers, n_kv_heads, head_dim, bytes_per_value=2):
+    """MiB de caché KV por token: 2 · L · H_kv · d_h · bytes / 2**20."""
+    ### BEGIN SOLUTION
+    if min(n_layers, n_kv_heads, head_dim, bytes_per_value) <= 0:
+        raise ValueError("n_layers, n_kv_heads, head_dim y bytes_per_value deben ser positivos")
+    return 2 * n_layers * n_kv_heads * head_dim * bytes_per_value / 2**20
+    ### END SOLUTION
+
+
+def kv_gib_for_context(tokens, n_layers, n_kv_heads, head_dim, bytes_per_value=2):
+    """GiB de caché KV para `tokens` tokens de contexto."""
+    ### BEGIN SOLUTION
+    if tokens < 0:
+        raise ValueError("tokens debe ser >= 0")
+    return tokens * kv_mib_per_token(n_layers, n_kv_heads, head_dim, bytes_per_value) / 1024
+    ### END SOLUTION
+
+
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# Por token y por capa se guardan una clave y un valor de `H_kv · d_h` números cada uno. Un MiB son 2²⁰ bytes
+# (1 048 576), no 10⁶.
+#
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# `2 * n_layers * n_kv_heads * head_dim * bytes_per_value / 2**20`; para el contexto, multiplica por `tokens` y
+# pasa de MiB a GiB dividiendo por 1024.
+#
+# </details>
+
+# %% nbgrader={"grade_id": "test_regla_kv", "grade": true, "points": 2}
+# Comprobación del ejercicio 4 · tolerancia: 1e-12 (potencias de dos exactas).
+with reference_blocked(*REFERENCIAS):
+    mib = checked_call(kv_mib_per_token, 32, 32, 128, 2)
+    check_number(mib, what="kv_mib_per_token(32, 32, 128, 2)", kind="float")
+    check_close(mib, 0.5, atol=1e-12, what="la regla de oro, 7B MHA en FP16",
+                hint="un MiB son 2**20 bytes; 0.524 sería MB decimales")
+    check_close(checked_call(kv_mib_per_token, 32, 8, 128, 2), 0.125, atol=1e-12, what="7B GQA-8 en FP16")
+    check_close(checked_call(kv_mib_per_token, 32, 32, 128, bytes_per_value=1), 0.25, atol=1e-12,
+                what="7B MHA con caché FP8 (1 byte)", hint="usa bytes_per_value")
+    for contexto, gib in ((4096, 2.0), (32_768, 16.0), (131_072, 64.0)):
+        check_close(checked_call(kv_gib_for_context, contexto, 32, 32, 128), gib, atol=1e-12,
+                    what=f"kv_gib_for_context({contexto}, 7B MHA)")
+    check_raises(lambda: kv_mib_per_token(0, 32, 128), ValueError, what="kv_mib_per_token con 0 capas")
+ok("0.5 MiB por token: 2, 16 y 64 GiB con 4K, 32K y 128K tokens")
+### BEGIN HIDDEN TESTS
+with hidden("regla de la caché KV: otras configuraciones, bytes, contexto cero y errores"):
+    casos_mib = [(80, 8, 128, 2), (1, 1, 1, 1), (28, 4, 128, 2), (48, 40, 128, 0.5), (cfg.n_layers, cfg.n_kv_heads, cfg.head_dim, 4)]
+    casos_gib = [(0, 32, 32, 128, 2), (20_000, 32, 32, 128, 2), (1_000_000, 80, 8, 128, 1), (4096, 40, 40, 128, 2)]
+    esp_mib = [C.kv_mib_per_token(*c) for c in casos_mib]
+    esp_gib = [C.kv_gib_for_context(*c) for c in casos_gib]
+    with reference_blocked(*REFERENCIAS):
+        for caso, esperado in zip(casos_mib, esp_mib):
+            check_close(checked_call(kv_mib_per_token, *caso), esperado, rtol=1e-12, atol=1e-15)
+        for caso, esperado in zip(casos_gib, esp_gib):
+            obtenido = checked_call(kv_gib_for_context, *caso)
+            check_number(obtenido, kind="float")
+            check_close(obtenido, esperado, rtol=1e-12, atol=1e-15)
+        check_close(checked_call(kv_gib_for_context, 1024, 32, 32, 128, bytes_per_value=1), 0.25, atol=1e-12)
+        for malo in [(32, 0, 128), (32, 32, -128), (-1, 32, 128), (32, 32, 128, 0)]:
+            check_raises(lambda: kv_mib_per_token(*malo), ValueError)
+        check_raises(lambda: kv_gib_for_context(-1, 32, 32, 128), ValueError)
+        check_raises(lambda: kv_gib_for_context(10, 32, 0, 128), ValueError)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# La caché de `es-chat` con la misma fórmula (en float32, 4 bytes), y la curva que hay que tener en la cabeza:
+# GiB de caché frente al contexto, en escala logarítmica, para un 7 B con MHA, GQA-8 y MQA, con la memoria de
+# una GPU de 24 GB y de una de 80 GB como referencia.
+
+# %%
+mib_chat = C.kv_mib_per_token(cfg.n_layers, cfg.n_kv_heads, cfg.head_dim, 4)
+print(f"es-chat: {mib_chat * 1024:.1f} KiB por token; con su contexto entero de {cfg.max_seq_len} tokens, "
+      f"{C.kv_gib_for_context(cfg.max_seq_len, cfg.n_layers, cfg.n_kv_heads, cfg.head_dim, 4) * 1024:.2f} MiB")
+contextos = np.logspace(np.log10(1024), np.log10(1_048_576), 60)
+for nombre, kv_heads, color in (("MHA (32 KV)", 32, "tab:red"), ("GQA-8", 8, "tab:orange"), ("MQA (1 KV)", 1, "tab:green")):
+    plt.plot(contextos, [C.kv_gib_for_context(int(n), 32, kv_heads, 128) for n in contextos], label=nombre, color=color)
+for gb, estilo in ((24, "--"), (80, ":")):
+    plt.axhline(gb * 1e9 / 2**30, color="black", linestyle=estilo, linewidth=1, label=f"GPU de {gb} GB")
+for n, gib in ((4096, 2), (32_768, 16), (131_072, 64)):
+    plt.plot(n, gib, "ko")
+    plt.annotate(f"{gib} GiB", (n, gib), textcoords="offset points", xytext=(-10, 8), fontsize=8)
+plt.xscale("log")
+plt.yscale("log")
+plt.xlabel("tokens de contexto")
+plt.ylabel("caché KV (GiB), FP16")
+plt.title("Caché KV de un 7 B frente al contexto")
+plt.legend(fontsize=8)
+plt.show()
+
+# %% [markdown]
+# ### ¿Cabe este contexto?
+#
+# Que un modelo **admita** 128K tokens no quiere decir que **quepan** en tu GPU. La guía pone el caso de una
+# GPU de 24 GB: un 7 B con MHA a 128K no cabe ni de lejos; con GQA «cabe con holgura», dice, pero la cuenta
+# solo sale si los pesos están cuantizados: 14 GB de pesos FP16 más 17.18 GB de caché GQA-8 son 31.18 GB. Con
+# pesos de 4 bits son 3.5 + 17.18 = 20.68 GB, y con la caché en FP8, 12.09 GB. Dos errores típicos: mirar solo
+# el contexto máximo, y creer que cuantizar los pesos encoge también la caché (son dos mandos distintos).
+#
+# ### Ejercicio 5 · `fits_on_device` (3 puntos · dificultad ★★☆ · ~20 min)
+#
+# Escribe `fits_on_device(n_params, weight_bits, context, n_layers, n_kv_heads, head_dim, device_gb,
+# kv_bytes=2, batch=1, reserve_gb=0.0)`, que devuelve un **bool**:
+#
+# - pesos: `n_params · weight_bits / 8` bytes; caché: `2 · n_layers · batch · context · n_kv_heads · head_dim ·
+#   kv_bytes` bytes; las dos en GB **decimales** (10⁹ bytes);
+# - cabe si `pesos + caché + reserve_gb <= device_gb` (justo lleno también cabe);
+# - lanza `ValueError` si `n_params < 0`, `weight_bits <= 0`, `context < 0`, `batch < 1`, `kv_bytes <= 0`,
+#   `device_gb <= 0` o `reserve_gb < 0`.
+
+# %% nbgrader={"grade_id": "cabe_en_gpu", "solution": true}
+def fits_on_device(n_params, weight_bits, context, n_layers, n_kv_heads, head_dim, device_gb,
+                   kv_bytes=2, batch=1, reserve_gb=0.0):
+    """¿Caben los pesos y la caché KV de `batch` secuencias de `context` tokens en `device_gb` GB?"""
+    ### BEGIN SOLUTION
+    if (n_params < 0 or weight_bits <= 0 or context < 0 or batch < 1 or kv_bytes <= 0 or device_gb <= 0
+            or reserve_gb < 0 or min(n_layers, n_kv_heads, head_dim) < 1):
+        raise ValueError("argumentos fuera de rango")
+    pesos_gb = n_params * weight_bits / 8 / 1e9
+    kv_gb = 2 * n_layers * batch * context * n_kv_heads * head_dim * kv_bytes / 1e9
+    return bool(pesos_gb + kv_gb + reserve_gb <= device_gb)
+    ### END SOLUTION
+
+
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# Son dos términos independientes: `weight_bits` solo toca los pesos y `kv_bytes` solo la caché. Pásalos a GB
+# dividiendo por 10⁹, suma la reserva y compara con `<=`.
+#
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# Con el caso de la guía: `fits_on_device(7e9, 4, 131_072, 32, 8, 128, 24)` → pesos 3.5 GB, caché 17.18 GB,
+# total 20.68 GB ≤ 24: `True`. Devuelve `bool(...)` para no devolver un `numpy.bool_`.
+#
+# </details>
+
+# %% nbgrader={"grade_id": "test_cabe_en_gpu", "grade": true, "points": 3}
+# Comprobación del ejercicio 5 · valores exactos (un bool por caso).
+with reference_blocked(*REFERENCIAS):
+    r_mha = checked_call(fits_on_device, 7e9, 16, 131_072, 32, 32, 128, 24)
+    check_type(r_mha, bool, what="fits_on_device(...)")
+    check_equal(r_mha, False, what="7B MHA FP16 con 128K en 24 GB", hint="68.7 GB de caché: ni de lejos")
+    check_equal(checked_call(fits_on_device, 7e9, 16, 131_072, 32, 8, 128, 24), False,
+                what="7B GQA-8 con pesos FP16 (31.18 GB)", hint="14 GB de pesos + 17.18 GB de caché")
+    check_equal(checked_call(fits_on_device, 7e9, 4, 131_072, 32, 8, 128, 24), True,
+                what="7B GQA-8 con pesos de 4 bits (20.68 GB)",
+                hint="los bits de los pesos no cambian los bytes de la caché")
+    check_equal(checked_call(fits_on_device, 7e9, 4, 131_072, 32, 8, 128, 24, kv_bytes=1), True,
+                what="pesos de 4 bits y caché FP8 (12.09 GB)")
+    check_equal(checked_call(fits_on_device, 7e9, 16, 4096, 32, 32, 128, 80, batch=8), True,
+                what="7B MHA, 8 secuencias de 4 096 tokens en 80 GB (31.18 GB)")
+ok("el caso de la GPU de 24 GB sale con sus matices")
+### BEGIN HIDDEN TESTS
+with hidden("fits_on_device: bordes exactos, GB frente a GiB, lote, reserva y errores"):
+    casos = [
+        ((2e9, 16, 0, 32, 32, 128, 4.0), {}),  # justo lleno: 4 GB en 4 GB
+        ((7e9, 4, 131_072, 32, 8, 128, 20.0), {}),  # 20.68 GB (en GiB saldría 19.5 y «cabría»)
+        ((7e9, 4, 131_072, 32, 8, 128, 21.0), {}),
+        ((7e9, 16, 4096, 32, 32, 128, 80), {"batch": 31}),
+        ((7e9, 16, 4096, 32, 32, 128, 80), {"batch": 30}),
+        ((7e9, 4, 131_072, 32, 8, 128, 24), {"reserve_gb": 4.0}),
+        ((7e9, 4, 131_072, 32, 8, 128, 24), {"reserve_gb": 3.0}),
+        ((70e9, 4, 8192, 80, 8, 128, 48), {"kv_bytes": 2}),
+        ((70e9, 8, 8192, 80, 8, 128, 80), {"kv_bytes": 1, "batch": 4}),
+        ((1e9, 16, 1_000_000, 16, 8, 64, 40), {}),
+    ]
+    esperados = [D.fits_on_device(*a, **k) for a, k in casos]
+    with reference_blocked(*REFERENCIAS):
+        for (args, kwargs), esperado in zip(casos, esperados):
+            obtenido = checked_call(fits_on_device, *args, **kwargs)
+            check_type(obtenido, (bool, np.bool_))
+            check_equal(bool(obtenido), esperado)
+        base = (7e9, 4, 1024, 32, 8, 128, 24)
+        for cambio in ({"n_params": -1}, {"weight_bits": 0}, {"context": -1}, {"batch": 0}, {"kv_bytes": 0},
+                       {"device_gb": 0}, {"reserve_gb": -1}):
+            nombres = ("n_params", "weight_bits", "context", "n_layers", "n_kv_heads", "head_dim", "device_gb")
+            argumentos = {**dict(zip(nombres, base)), **cambio}
+            check_raises(lambda: fits_on_device(**argumentos), ValueError)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## 9. Si algo falla, ¿dónde miro primero?
+#
+# Con la llamada diseccionada, cada síntoma apunta a una etapa. El capítulo lo resume en una tabla; la
+# versión del curso, con las etapas de este cuaderno:
+#
+# | síntoma | etapa | qué revisar |
+# |---|---|---|
+# | respuesta cortada | contrato de salida | `max_tokens`, `stop`, tiempo límite, longitud esperada |
+# | JSON inválido | decodificación | temperatura, salida restringida, esquema, texto de más |
+# | tarda en empezar | prefill | cuántos tokens entran, documentos copiados enteros, un RAG que trae de más |
+# | empieza rápido y acaba lento | decode | cuántos tokens salen, tok/s, tamaño del lote, la GPU, el *streaming* |
+# | se queda sin memoria | runtime | la suma de pesos, caché KV, lote y contexto, más un margen |
+# | repite frases | muestreo | penalización de repetición, temperatura, prompt |
+# | responde sin citar | contexto | recuperación, contrato de salida, respaldo en fuentes |
+# | seguro pero equivocado | evaluación | datos propios, cortes por tipo de caso, revisión humana |
+# | cambia entre ejecuciones | reproducibilidad | `seed`, temperatura, versión exacta, proveedor, caché |
+# | usa mal una herramienta | herramientas | esquema, permisos, argumentos, trazas, validadores |
+#
+# Mirar solo la respuesta final es el error del capítulo: un fallo puede nacer en la tokenización, el
+# contexto, la decodificación, el runtime o el validador.
+#
+# ### Ejercicio 6 · `diagnose`, encuentra el error (1 punto · dificultad ★☆☆ · ~5 min)
+#
+# `diagnose(symptom)` devuelve la etapa (un **str**) de la tabla para un síntoma, sin distinguir mayúsculas ni
+# espacios de más, y lanza `ValueError` con un síntoma desconocido. La versión de la celda confunde dos etapas
+# que este cuaderno ha medido por separado. Encuentra el error y corrígelo.
+
+# %% nbgrader={"grade_id": "diagnostico", "solution": true}
+def diagnose(symptom):
+    """Primera etapa de la llamada que hay que revisar para un síntoma."""
+    tabla = {
+        "respuesta cortada": "contrato de salida",
+        "json inválido": "decodificación",
+        ### BEGIN SOLUTION
+        "tarda en empezar": "prefill",
+        "empieza rápido y acaba lento": "decode",
+        ### END SOLUTION
+        ### BEGIN BUGGY
+        # "tarda en empezar": "decode",
+        # "empieza rápido y acaba lento": "prefill",
+        ### END BUGGY
+        "se queda sin memoria": "runtime",
+        "repite frases": "muestreo",
+        "responde sin citar": "contexto",
+        "seguro pero equivocado": "evaluación",
+        "cambia entre ejecuciones": "reproducibilidad",
+        "usa mal una herramienta": "herramientas",
+    }
+    clave = " ".join(str(symptom).lower().split())
+    if clave not in tabla:
+        raise ValueError(f"síntoma desconocido: {symptom!r}")
+    return tabla[clave]
+
+
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# Vuelve a la sección 3: ¿qué fase decide el tiempo hasta el primer token y cuál el ritmo de las palabras
+# siguientes?
+#
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# El prefill procesa la entrada antes de la primera palabra; el decode produce cada palabra siguiente. Mira qué
+# dos filas de `tabla` los tienen cambiados.
+#
+# </details>
+
+# %% nbgrader={"grade_id": "test_diagnostico", "grade": true, "points": 1}
+# Comprobación del ejercicio 6 · cadenas exactas.
+with reference_blocked(*REFERENCIAS):
+    etapa = checked_call(diagnose, "tarda en empezar")
+    check_type(etapa, str, what="diagnose('tarda en empezar')")
+    check_equal(etapa, "prefill", what="diagnose('tarda en empezar')",
+                hint="el tiempo hasta el primer token es el prefill")
+    check_equal(checked_call(diagnose, "empieza rápido y acaba lento"), "decode",
+                what="diagnose('empieza rápido y acaba lento')")
+    check_equal(checked_call(diagnose, "  JSON   inválido "), "decodificación",
+                what="diagnose('  JSON   inválido ')", hint="sin distinguir mayúsculas ni espacios")
+    check_raises(lambda: diagnose("la pantalla está rota"), ValueError, what="un síntoma desconocido")
+ok("cada síntoma apunta a su etapa")
+### BEGIN HIDDEN TESTS
+with hidden("diagnose: las diez filas de la tabla, mayúsculas y síntomas desconocidos"):
+    sintomas = list(D.DIAGNOSIS)
+    esperados = [D.diagnose(s) for s in sintomas]
+    with reference_blocked(*REFERENCIAS):
+        for s, esperado in zip(sintomas, esperados):
+            check_equal(checked_call(diagnose, s), esperado)
+            check_equal(checked_call(diagnose, s.upper()), esperado)
+        for malo in ("", "va lento", "tarda"):
+            check_raises(lambda: diagnose(malo), ValueError)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## 10. Elegir modelo y despliegue: una matriz de decisión
+#
+# El capítulo cierra con un kit para decidir la estrategia de un caso: varias opciones, unos criterios
+# (privacidad, coste, calidad, latencia, adaptación, mantenimiento y uso de contexto externo), un peso para cada
+# criterio y una puntuación de 1 a 5 para cada opción. Sale ganadora `api_con_rag` con 3.75, seguida de
+# `modelo_abierto_gpu` con 3.65, `api_potente` con 3.6 y `modelo_local_cuantizado` con 3.5. Los datos del kit no
+# están en el libro; estos los hemos reconstruido para que den exactamente esas puntuaciones. Lo que enseñan es
+# la **estrechez de los márgenes**: una décima separa la primera opción de la segunda, así que un cambio
+# pequeño de pesos o una política mínima (por ejemplo, privacidad de al menos 4) cambia la ganadora.
+
+# %% nbgrader={"grade_id": "datos_decision", "locked": true}
+# Datos del caso (celda de solo lectura: las comprobaciones los usan).
+PESOS_KIT = {"calidad": 0.25, "latencia": 0.10, "coste": 0.15, "privacidad": 0.15, "mantenimiento": 0.10,
+             "adaptacion": 0.10, "contexto_externo": 0.15}
+OPCIONES_KIT = {
+    "api_con_rag": {"calidad": 4, "latencia": 4, "coste": 3, "privacidad": 3, "mantenimiento": 4,
+                    "adaptacion": 3, "contexto_externo": 5, "parametros_b": 70},
+    "modelo_abierto_gpu": {"calidad": 4, "latencia": 3, "coste": 3, "privacidad": 5, "mantenimiento": 2,
+                           "adaptacion": 5, "contexto_externo": 3, "parametros_b": 8},
+    "api_potente": {"calidad": 5, "latencia": 2, "coste": 2, "privacidad": 3, "mantenimiento": 5,
+                    "adaptacion": 3, "contexto_externo": 4, "parametros_b": 400},
+    "modelo_local_cuantizado": {"calidad": 3, "latencia": 4, "coste": 5, "privacidad": 5, "mantenimiento": 3,
+                                "adaptacion": 4, "contexto_externo": 1, "parametros_b": 3},
+}
+print(f"{'opción':25s}" + "".join(f"{c[:9]:>10s}" for c in PESOS_KIT))
+print(f"{'peso':25s}" + "".join(f"{w:10.2f}" for w in PESOS_KIT.values()))
+for nombre, notas in OPCIONES_KIT.items():
+    print(f"{nombre:25s}" + "".join(f"{notas[c]:10d}" for c in PESOS_KIT))
+
+# %% [markdown]
+# ### Ejercicio 7 · `score_options` (3 puntos · dificultad ★★☆ · ~20 min)
+#
+# Escribe `score_options(options, weights, minimums=None)`, que devuelve una **lista de tuplas**
+# `(nombre, puntuación)` ordenada de mayor a menor puntuación:
+#
+# - `options` es un dict `{opción: {criterio: nota}}` y `weights` un dict `{criterio: peso >= 0}`; la
+#   puntuación es la media ponderada `Σ peso·nota / Σ peso`, así que da igual si los pesos suman 1 o no. Los
+#   criterios sin peso (como `parametros_b`) no cuentan;
+# - `minimums` (opcional) es `{criterio: nota mínima}`: una opción con alguna nota por debajo de un mínimo
+#   queda **fuera** de la lista, por alta que sea su puntuación;
+# - los empates se deshacen por nombre, en orden alfabético;
+# - lanza `ValueError` si algún peso es negativo, si todos son cero o si a una opción le falta la nota de un
+#   criterio con peso.
+
+# %% nbgrader={"grade_id": "matriz_decision", "solution": true}
+def score_options(options, weights, minimums=None):
+    """Opciones ordenadas por su puntuación ponderada, con mínimos que excluyen."""
+    ### BEGIN SOLUTION
+    if any(w < 0 for w in weights.values()):
+        raise ValueError("los pesos no pueden ser negativos")
+    total = sum(weights.values())
+    if total == 0:
+        raise ValueError("algún peso tiene que ser positivo")
+    minimos = minimums or {}
+    resultado = []
+    for nombre, notas in options.items():
+        if any(c not in notas for c in weights):
+            raise ValueError(f"a {nombre} le falta alguna nota")
+        if any(c not in notas or notas[c] < m for c, m in minimos.items()):
+            continue
+        resultado.append((nombre, sum(w * notas[c] for c, w in weights.items()) / total))
+    return sorted(resultado, key=lambda par: (-par[1], par[0]))
+    ### END SOLUTION
+
+
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# Recorre las opciones; descarta las que incumplen un mínimo; para las demás, suma `peso · nota` solo sobre
+# los criterios de `weights` y divide por la suma de los pesos.
+#
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# Para ordenar de mayor a menor y, en empate, por nombre: `sorted(lista, key=lambda par: (-par[1], par[0]))`.
+#
+# </details>
+
+# %% nbgrader={"grade_id": "test_matriz_decision", "grade": true, "points": 3}
+# Comprobación del ejercicio 7 · tolerancia: 1e-9 en las puntuaciones; el orden, exacto.
+with reference_blocked(*REFERENCIAS):
+    ranking = checked_call(score_options, OPCIONES_KIT, PESOS_KIT)
+    check_list(ranking, what="score_options del kit", length=4)
+    check_equal([n for n, _ in ranking], ["api_con_rag", "modelo_abierto_gpu", "api_potente", "modelo_local_cuantizado"],
+                what="el orden del kit", hint="de mayor a menor puntuación, con los pesos")
+    check_close([s for _, s in ranking], [3.75, 3.65, 3.6, 3.5], atol=1e-9, what="las puntuaciones del kit",
+                hint="media ponderada: Σ peso·nota / Σ peso; parametros_b no cuenta")
+    doble = {c: 2 * w for c, w in PESOS_KIT.items()}
+    check_close([s for _, s in checked_call(score_options, OPCIONES_KIT, doble)], [3.75, 3.65, 3.6, 3.5], atol=1e-9,
+                what="los mismos pesos multiplicados por 2", hint="divide por la suma de los pesos")
+    check_equal([n for n, _ in checked_call(score_options, OPCIONES_KIT, PESOS_KIT, minimums={"privacidad": 4})],
+                ["modelo_abierto_gpu", "modelo_local_cuantizado"], what="con privacidad mínima 4",
+                hint="las opciones por debajo de un mínimo quedan fuera")
+    check_raises(lambda: score_options(OPCIONES_KIT, {**PESOS_KIT, "coste": -0.1}), ValueError,
+                 what="un peso negativo")
+ok("api_con_rag gana por una décima, y pierde en cuanto se exige privacidad")
+### BEGIN HIDDEN TESTS
+with hidden("score_options: pesos que no suman 1, empates, mínimos, criterios ignorados y errores"):
+    rng_t = np.random.default_rng(2024)
+    criterios = ["a", "b", "c", "d"]
+    opciones_h = {f"op{i}": {c: int(rng_t.integers(1, 6)) for c in criterios} for i in range(6)}
+    pesos_h = {"a": 3.0, "b": 0.5, "c": 0.0, "d": 1.5}
+    empate = {"zeta": {"x": 4, "y": 2}, "alfa": {"x": 2, "y": 4}, "beta": {"x": 3, "y": 3}}
+    casos = [((opciones_h, pesos_h), {}), ((opciones_h, pesos_h), {"minimums": {"a": 3}}),
+             ((opciones_h, {"d": 1}), {}), ((empate, {"x": 1, "y": 1}), {}),
+             ((empate, {"x": 0.25, "y": 0.75}), {"minimums": {"y": 3}}), ((empate, {"x": 1}), {"minimums": {"y": 5}}),
+             ((OPCIONES_KIT, {**PESOS_KIT, "privacidad": 0.5}), {})]
+    esperados = [D.score_options(*a, **k) for a, k in casos]
+    with reference_blocked(*REFERENCIAS):
+        for (args, kwargs), esperado in zip(casos, esperados):
+            obtenido = checked_call(score_options, *args, **kwargs)
+            check_list(obtenido, length=len(esperado))
+            check_equal([tuple(p)[0] for p in obtenido], [n for n, _ in esperado])
+            check_close([float(tuple(p)[1]) for p in obtenido], [s for _, s in esperado], atol=1e-9)
+        check_raises(lambda: score_options(empate, {"x": 0, "y": 0}), ValueError)
+        check_raises(lambda: score_options(empate, {"x": 1, "z": 1}), ValueError)
+        check_raises(lambda: score_options(opciones_h, {"a": 1, "b": -1}), ValueError)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# La figura muestra las puntuaciones del kit y qué pasa con la ganadora cuando se mueve **un solo** peso, el de
+# la privacidad, y se reparte el resto en proporción. Donde cambia el color de la franja, cambia la decisión.
+
+# %%
+ranking_kit = D.score_options(OPCIONES_KIT, PESOS_KIT)
+pesos_priv = np.linspace(0, 0.6, 61)
+ganadoras = []
+for wp in pesos_priv:
+    resto = {c: w / (1 - PESOS_KIT["privacidad"]) * (1 - wp) for c, w in PESOS_KIT.items() if c != "privacidad"}
+    ganadoras.append(D.score_options(OPCIONES_KIT, {**resto, "privacidad": wp})[0][0])
+nombres_op = list(OPCIONES_KIT)
+color_op = dict(zip(nombres_op, ["tab:blue", "tab:orange", "tab:purple", "tab:green"]))
+fig, (izq, der) = plt.subplots(1, 2, figsize=(12, 3.8))
+izq.barh([n for n, _ in ranking_kit], [s for _, s in ranking_kit], color=[color_op[n] for n, _ in ranking_kit])
+for y, (_, s) in enumerate(ranking_kit):
+    izq.text(s + 0.02, y, f"{s:.2f}", va="center")
+izq.set_xlim(3, 4)
+izq.invert_yaxis()
+izq.set_xlabel("puntuación ponderada")
+izq.set_title("El kit del capítulo: márgenes de una décima")
+for i, wp in enumerate(pesos_priv[:-1]):
+    der.axvspan(wp, pesos_priv[i + 1], color=color_op[ganadoras[i]], alpha=0.6, linewidth=0)
+for n in nombres_op:
+    der.plot([], [], "s", color=color_op[n], label=n)
+der.axvline(PESOS_KIT["privacidad"], color="black", linestyle="--", linewidth=1)
+der.set_yticks([])
+der.set_xlabel("peso de la privacidad")
+der.set_title("Opción ganadora según el peso de la privacidad")
+der.legend(fontsize=8, loc="upper right")
+plt.tight_layout()
+plt.show()
+cambios = [f"{pesos_priv[i]:.2f}" for i in range(1, len(ganadoras)) if ganadoras[i] != ganadoras[i - 1]]
+print("la ganadora cambia con un peso de privacidad de:", ", ".join(cambios))
+
+# %% [markdown]
+# ## 11. Errores frecuentes
+#
+# Cada tropiezo del capítulo y de la guía, escrito y en marcha, y cazado por la misma clase de comprobación que
+# corrige tus ejercicios. Dos ya los has arreglado tú: el tope que deja pasar un token de más (ejercicio 3) y el
+# prefill confundido con el decode (ejercicio 6).
+
+# %%
+detecta = show_caught  # ejecuta una comprobación que DEBE fallar y enseña cómo falla
+
+# 1. Comparar modelos solo por tamaño (8-M1): el más grande no gana la matriz.
+por_tamano = sorted(OPCIONES_KIT, key=lambda n: -OPCIONES_KIT[n]["parametros_b"])
+detecta("elegir por número de parámetros", lambda: check_equal(por_tamano[0], ranking_kit[0][0], what="ganadora"))
+
+# 2. Ignorar los pesos (media sin ponderar): cambia el orden.
+sin_pesos = D.score_options(OPCIONES_KIT, {c: 1 for c in PESOS_KIT})
+detecta("media sin pesos", lambda: check_equal([n for n, _ in sin_pesos], [n for n, _ in ranking_kit], what="orden"))
+
+# 3. Latencia de un solo usuario cuando hay doce compartiendo 180 tok/s (8-M5): 7.52 s frente a 20.85 s.
+solo, compartida = C.total_latency_s(0.85, 300, 45), C.shared_latency_s(0.85, 300, 180, 12)
+print(f"latencia con un usuario {solo:.2f} s; con doce usuarios {compartida:.2f} s")
+detecta("latencia sin concurrencia", lambda: check_close(solo, compartida, atol=0.01, what="latencia"))
+
+# 4. Aplicar los bits de los pesos también a la caché (G-M2): 3.5 + 4.29 = 7.79 GB en vez de 20.68 GB.
+bien_gb = 7e9 * 4 / 8 / 1e9 + 2 * 32 * 131_072 * 8 * 128 * 2 / 1e9
+mal_gb = 7e9 * 4 / 8 / 1e9 + 2 * 32 * 131_072 * 8 * 128 * 0.5 / 1e9
+print(f"memoria con pesos de 4 bits y caché FP16: {bien_gb:.2f} GB; con la caché «también a 4 bits»: {mal_gb:.2f} GB")
+detecta("cuantizar pesos encoge la caché", lambda: check_close(mal_gb, bien_gb, atol=0.01, what="memoria"))
+
+# 5. MB decimales con la etiqueta MiB (G-M8): 0.524 no es 0.5.
+detecta("MB en vez de MiB", lambda: check_close(2 * 32 * 32 * 128 * 2 / 1e6, 0.5, atol=1e-6, what="MiB por token"))
+
+# 6. Comparar tok/s entre tokenizadores (G-M6): 60 tok/s no ganan a 50 si gastan 1.5 veces más tokens por palabra.
+detecta("tok/s entre tokenizadores", lambda: check_true(60 / 1.875 > 50 / 1.25, "B escribe más palabras por segundo"))
+
+# 7. Preajuste «creativo» a temperatura 0 (G-M5): voraz, siempre la misma respuesta.
+creativo_mal = {"temperature": 0.0, "top_p": 0.95}
+detecta("creativo con temperatura 0", lambda: check_true(0.7 <= creativo_mal["temperature"] <= 1.2,
+                                                         "la temperatura creativa está entre 0.7 y 1.2"))
+
+# 8. BOS duplicado (G-M4): la plantilla ya lo pone y el código lo añade otra vez.
+doble_bos = [BOS] + ids_prompt
+detecta("BOS duplicado", lambda: check_equal(doble_bos.count(BOS), 1, what="número de BOS"))
+
+# 9. Creer que la decodificación especulativa ahorra memoria (G-M3): la caché del modelo grande sigue entera y
+#    se suman los pesos y la caché del borrador (aquí, un borrador de 16 capas con cabezas de 64).
+kv_objetivo = C.kv_gib_for_context(4096, 32, 8, 128)
+kv_borrador = C.kv_gib_for_context(4096, 16, 8, 64)
+print(f"caché con 4 096 tokens: objetivo {kv_objetivo:.2f} GiB + borrador {kv_borrador:.2f} GiB")
+detecta("especulativa que «ahorra» caché", lambda: check_close(kv_objetivo - kv_borrador, kv_objetivo + kv_borrador,
+                                                              atol=1e-3, what="caché KV con borrador (GiB)"))
+
+# %% [markdown]
+# Y un error de enfoque, que no cabe en un `check`: **recapitular con siglas** (QKV, MoE, LoRA, KV). Nombrar una
+# pieza no es entenderla; entenderla es poder decir qué entra, qué sale, cuánto cuesta y un ejemplo, como has
+# hecho con cada etapa de esta llamada.
+#
+# ## 12. Pregunta para razonar: elige modelo y despliegue (corrección manual · 4 puntos · ~30 min)
+#
+# Usa `score_options`, `fits_on_device` y los modelos de coste de `llmlab.cost` (en una celda tuya) para
+# decidir la estrategia de **tres** escenarios, con las opciones del kit o con otras que definas:
+#
+# 1. **La universidad de la escena**: el asistente de plazos e incidencias. Maneja datos personales de
+#    estudiantes, la normativa cambia cada curso y las respuestas deben citar su fuente.
+# 2. **Una tienda en línea** que genera 50 000 descripciones de producto al día; nada es confidencial y el
+#    presupuesto manda.
+# 3. **Un taller sin conexión fiable** que quiere un asistente en un portátil con una GPU de 8 GB para consultar
+#    manuales de hasta 32K tokens.
+#
+# Para cada escenario: los pesos que eliges (y por qué), los mínimos que impones, la ganadora y su margen
+# sobre la segunda. Después, en 10-15 líneas: ¿en qué escenario es más frágil tu decisión y qué medirías para
+# confirmarla? ¿Cabe el contexto del escenario 3 (da los números)? ¿Por qué no basta con elegir el modelo más
+# grande que quepa?
+#
+# **Rúbrica (4 puntos):** 1 punto por escenario (pesos justificados con las restricciones del enunciado,
+# mínimos coherentes, ganadora y margen calculados); 1 punto por la discusión: señala el margen estrecho y
+# propone una medida concreta (datos propios, latencia p95 medida, coste real), da las cifras de memoria del
+# escenario 3 separando pesos y caché, y argumenta contra elegir por tamaño. Más de 15 líneas de discusión resta
+# medio punto.
+
+# %% [markdown] nbgrader={"grade_id": "respuesta_decision", "solution": true, "grade": true, "points": 4}
+# ### BEGIN SOLUTION
+# **Universidad.** Pesos: privacidad 0.30, contexto externo 0.25, calidad 0.20, mantenimiento 0.10, coste
+# 0.05, latencia 0.05, adaptación 0.05; mínimo de privacidad 4, porque son datos personales. Con los datos del
+# kit quedan `modelo_abierto_gpu` (3.80) y `modelo_local_cuantizado` (3.30): gana el abierto en GPU propia por
+# 0.5. La normativa cambia cada curso, así que va con RAG sobre la normativa, no con ajuste fino.
+#
+# **Tienda.** Pesos: coste 0.35, calidad 0.25, latencia 0.20, mantenimiento 0.20, sin mínimos. Gana
+# `modelo_local_cuantizado` (3.90) por 0.25 frente a `api_con_rag` (3.65): con 50 000 llamadas al día el coste
+# por token domina, y en lote la GPU propia sale barata.
+#
+# **Taller.** Pesos: privacidad 0.2, latencia 0.3, coste 0.3, calidad 0.2; mínimo de latencia 3, y sin
+# conexión las API quedan fuera. Gana `modelo_local_cuantizado` (4.30) frente a `modelo_abierto_gpu` (3.60).
+# ¿Cabe? Un 7 B GQA-8 a 4 bits con 32K tokens: 3.5 GB de pesos + 4.29 GB de caché FP16 = 7.79 GB ≤ 8: cabe
+# justo, sin margen para nada más; con caché FP8, 3.5 + 2.15 = 5.65 GB. Con pesos FP16 (14 GB) no cabe.
+#
+# La decisión más frágil es la de la universidad: con los pesos del kit la API con RAG ganaba por una décima y
+# un mínimo de privacidad la dejó fuera. Confirmaría con 100 consultas reales etiquetadas (calidad y citas) y
+# con la latencia p95 medida en la GPU. El modelo más grande que cabe no basta: la memoria que sobra la
+# necesita la caché KV de los usuarios simultáneos, y calidad, latencia, licencia y coste no se leen en el
+# número de parámetros.
+# ### END SOLUTION
+
+# %% [markdown]
+# ## Resumen
+#
+# - Todo se cuenta en tokens, pero cada tokenizador parte distinto: compara velocidades en **palabras por
+#   segundo** (4 000 palabras son 5 000 o 7 500 tokens: 1.25 frente a 1.875 tokens por palabra).
+# - La plantilla de chat es un contrato: con la equivocada el modelo contesta peor sin dar ningún error; la
+#   perplejidad de una respuesta conocida lo mide. Exactamente un BOS.
+# - El prefill procesa el prompt de una vez y llena la caché KV (`2·L·B·S·H_kv·d_h·bytes`); decide el TTFT. El
+#   decode hace una pasada por token y decide el ritmo.
+# - Los preajustes dependen del caso (preciso 0.1–0.3, creativo 0.7–1.2, código 0.1–0.5); voraz no es más
+#   exacto. El bucle para por EOS, por secuencia de parada o por `max_tokens`, y nunca pasa del tope.
+# - La decodificación restringida garantiza JSON válido, no correcto.
+# - Regla de oro: 0.5 MiB por token en un 7 B MHA FP16 (2, 16 y 64 GiB con 4K, 32K y 128K). Admitir un contexto
+#   no es poder pagarlo: 7 B GQA-8 a 128K son 31.18 GB con pesos FP16 y 20.68 GB con pesos de 4 bits, porque
+#   cuantizar los pesos no encoge la caché.
+# - Ante un fallo, primero la etapa: la tabla síntoma → etapa. Para elegir modelo, una matriz con pesos y
+#   mínimos explícitos; los márgenes del kit (3.75, 3.65, 3.6, 3.5) dicen que la decisión hay que medirla.
+#
+# ## Para saber más
+#
+# - R. van Rijn (2026), *The Anatomy of an LLM*: la disección de una llamada que inspira el capítulo.
+# - W. Kwon et al. (2023), *Efficient memory management for large language model serving with
+#   PagedAttention* (vLLM): la caché KV por bloques que usa `llmlab.serve`.
+# - N. F. Liu et al. (2024), *Lost in the Middle: how language models use long contexts*: por qué un contexto
+#   largo no se usa igual en todas sus posiciones.
+# - Y. Leviathan, M. Kalman y Y. Matias (2023), *Fast inference from transformers via speculative decoding*.
+# - J. Ainslie et al. (2023), *GQA*, y T. Dao et al. (2022), *FlashAttention*: menos caché y menos tráfico de
+#   memoria.
+# - La documentación de `apply_chat_template` de Hugging Face Transformers, y las de llama.cpp, vLLM y SGLang.
+# - En `llmlab`: `llmlab.dissect` (las referencias de este cuaderno), `llmlab.serve` (el motor), `llmlab.cost`
+#   (tiempo, memoria y dinero) y el lab 08, donde el servidor atiende a muchos usuarios a la vez.
