@@ -260,7 +260,8 @@ def serving_memory_gb(n_params, bits, n_layers, batch, seq_len, n_kv_heads, head
 # </details>
 
 # %% nbgrader={"grade_id": "test_serving_memory_gb", "grade": true, "points": 2}
-# Comprobación del ejercicio 2 · tolerancia: atol=5e-3 GB (el capítulo imprime dos decimales) y rtol=1e-9 oculto.
+# Comprobación del ejercicio 2 · tolerancia: atol=5e-3 GB (el capítulo imprime dos decimales); rtol=1e-6 en los
+# casos ocultos (un resultado en float32 también vale).
 with reference_blocked(C.serving_memory_gb, C.weight_memory_gb, C.kv_bytes):
     mem = checked_call(serving_memory_gb, 7e9, 16, 32, 8, 4096, 32, 128)
     check_type(mem, dict, what="serving_memory_gb(...)")
@@ -288,8 +289,8 @@ with hidden("serving_memory_gb: casos aleatorios, caché cuantizada y errores"):
             obtenido = checked_call(serving_memory_gb, *c[:7], kv_bytes_per_value=c[7])
             for clave in ("weights", "kv", "total"):
                 check_number(obtenido[clave], kind="float")
-                check_close(obtenido[clave], esperado[clave], rtol=1e-9, atol=1e-12)
-        check_close(checked_call(serving_memory_gb, 7e9, 16, 32, 8, 4096, 32, 128, 1)["kv"], 8.589934592, rtol=1e-9)
+                check_close(obtenido[clave], esperado[clave], rtol=1e-6, atol=1e-9)
+        check_close(checked_call(serving_memory_gb, 7e9, 16, 32, 8, 4096, 32, 128, 1)["kv"], 8.589934592, rtol=1e-6)
         check_raises(lambda: serving_memory_gb(-1, 16, 32, 8, 4096, 32, 128), ValueError)
         check_raises(lambda: serving_memory_gb(7e9, 0, 32, 8, 4096, 32, 128), ValueError)
 ### END HIDDEN TESTS
@@ -428,7 +429,7 @@ def shared_latency_s(ttft_s, n_out, capacity_tok_s, users):
 # </details>
 
 # %% nbgrader={"grade_id": "test_latencies", "grade": true, "points": 2}
-# Comprobación del ejercicio 4 · tolerancia: atol=1e-6 s.
+# Comprobación del ejercicio 4 · tolerancia: atol=1e-6 s (rtol=1e-6 en los casos ocultos).
 with reference_blocked(C.total_latency_s, C.shared_latency_s):
     solo = checked_call(total_latency_s, 0.85, 300, 45)
     check_number(solo, what="total_latency_s(0.85, 300, 45)", kind="float")
@@ -449,10 +450,10 @@ with hidden("total_latency_s y shared_latency_s: casos aleatorios, monotonía y 
     esperados = [(C.total_latency_s(t, n, v), C.shared_latency_s(t, n, v, u)) for t, n, v, u in casos]
     with reference_blocked(C.total_latency_s, C.shared_latency_s):
         for (t, n, v, u), (e_solo, e_comp) in zip(casos, esperados):
-            check_close(checked_call(total_latency_s, t, n, v), e_solo, rtol=1e-9, atol=1e-12)
+            check_close(checked_call(total_latency_s, t, n, v), e_solo, rtol=1e-6, atol=1e-9)
             obtenido = checked_call(shared_latency_s, t, n, v, u)
             check_number(obtenido, kind="float")
-            check_close(obtenido, e_comp, rtol=1e-9, atol=1e-12)
+            check_close(obtenido, e_comp, rtol=1e-6, atol=1e-9)
         anteriores = [checked_call(shared_latency_s, 0.5, 100, 200, u) for u in range(1, 25)]
         check_true(all(a < b for a, b in zip(anteriores, anteriores[1:])), "más usuarios, más latencia")
         check_close(checked_call(total_latency_s, 2.0, 0, 10.0), 2.0, atol=1e-12)
@@ -1083,7 +1084,7 @@ def choose_deployment(weights_gb, kv_gb, device_gb, offline=False, private=False
 # %% nbgrader={"grade_id": "test_choose_deployment", "grade": true, "points": 2}
 # Comprobación del ejercicio 8 · resultados exactos (textos).
 kv_movil = C.kv_bytes(32, 1, 2048, 8, 128) / 1e9  # 0.27 GB: 2048 tokens con GQA-8
-with reference_blocked(C.fit_check, C.fits_on_gpu):
+with reference_blocked(C.choose_deployment, C.fit_check, C.fits_on_gpu):
     d = checked_call(choose_deployment, 14.0, kv_movil, 8.0, private=True)
     check_type(d, str, what="choose_deployment(...)")
     check_equal(d, "ninguno", what="7B en 16 bits, datos privados, 8 GB",
@@ -1098,7 +1099,7 @@ with reference_blocked(C.fit_check, C.fits_on_gpu):
 ok("la privacidad no hace que quepa un 7B en 16 bits en 8 GB")
 ### BEGIN HIDDEN TESTS
 with hidden("choose_deployment: la caché cuenta, la reserva cuenta, bordes y errores"):
-    with reference_blocked(C.fit_check, C.fits_on_gpu):
+    with reference_blocked(C.choose_deployment, C.fit_check, C.fits_on_gpu):
         check_equal(checked_call(choose_deployment, 5.0, 2.0, 8.0, offline=True, reserve_frac=0.0), "local")
         check_equal(checked_call(choose_deployment, 5.0, 4.0, 8.0, offline=True, reserve_frac=0.0), "ninguno")
         check_equal(checked_call(choose_deployment, 6.0, 0.5, 8.0, private=True), "ninguno")  # 6.5 > 6.4
