@@ -595,7 +595,10 @@ from llmlab.model import ModelConfig, Transformer
 from llmlab.serve import BlockAllocator, Engine, SamplingParams
 
 BLOQUES = 2 * math.ceil(cfg.max_seq_len / 16)  # sitio para dos secuencias de contexto máximo
-variantes = {"MHA": cfg.n_heads, "GQA": cfg.n_kv_heads, "MQA": 1}
+# GQA: las cabezas KV de es-base si está agrupado; si no, el mayor divisor de n_heads que no pase de n_heads / 2.
+gqa = cfg.n_kv_heads if 1 < cfg.n_kv_heads < cfg.n_heads else max(
+    h for h in range(1, cfg.n_heads // 2 + 1) if cfg.n_heads % h == 0)
+variantes = {"MHA": cfg.n_heads, "GQA": gqa, "MQA": 1}
 bytes_motor = {}
 for nombre, h_kv in variantes.items():
     copia = Transformer(ModelConfig.from_dict({**cfg.to_dict(), "n_kv_heads": h_kv}))
@@ -603,7 +606,7 @@ for nombre, h_kv in variantes.items():
     medido = motor.runner.cache.nbytes
     formula = C.kv_bytes(cfg.n_layers, 1, BLOQUES * 16, h_kv, cfg.head_dim, 4)
     bytes_motor[nombre] = medido
-    print(f"{nombre} ({h_kv} cabezas KV): motor {fmt_int(medido)} bytes · fórmula {fmt_int(formula)} bytes · "
+    print(f"{nombre} ({h_kv} cabeza{'s' if h_kv > 1 else ''} KV): motor {fmt_int(medido)} bytes · fórmula {fmt_int(formula)} bytes · "
           f"{'iguales' if medido == formula else 'DISTINTOS'}")
 por_token = C.kv_bytes(cfg.n_layers, 1, 1, cfg.n_kv_heads, cfg.head_dim, 4)
 print(f"es-base guarda {fmt_int(por_token)} bytes por token; su contexto máximo entero, "
@@ -769,10 +772,13 @@ plt.show()
 # ### Lo mismo en el motor de verdad
 #
 # El motor de `llmlab.serve` tiene las dos políticas. Le damos las mismas cuatro peticiones (respuestas de 8, 2, 2
-# y 2 tokens exactos), 2 huecos, y contamos los pasos que da: deben coincidir con tu simulador más un paso de
-# *prefill* por cada lote que entra.
+# y 2 tokens exactos), 2 huecos, y contamos los pasos que da; después cronometramos las dos políticas con doce
+# peticiones de longitudes variadas. Los pasos del motor deben ser los de tu simulador: en el paso en que una
+# petición entra, el motor procesa su prompt y genera su primer token.
 
 # %% tags=["nbval-ignore-output"]
+import time
+
 sin_parada = [tokenizador.vocab_size]  # un id fuera del vocabulario: ninguna respuesta para antes de max_tokens
 for politica in ("static", "continuous"):
     motor = Engine(modelo, tokenizador, max_num_seqs=2, policy=politica)
@@ -780,6 +786,20 @@ for politica in ("static", "continuous"):
                                                                     stop_token_ids=sin_parada) for m in (8, 2, 2, 2)])
     print(f"{politica:10s}: {motor.num_steps} pasos del motor · tokens por petición "
           f"{[len(s.token_ids) for s in salidas]} · simulador {C.simulate_batching([8, 2, 2, 2], 2, politica).steps}")
+
+# Una carga algo mayor, con respuestas de longitudes variadas, cronometrada con las dos políticas.
+rng = np.random.default_rng(SEMILLA)
+largos = [int(n) for n in rng.integers(2, 4 * TOKENS_RESPUESTA, size=12)]
+carga = [SamplingParams(max_tokens=n, temperature=0, stop_token_ids=sin_parada) for n in largos]
+velocidad = {}
+for politica in ("static", "continuous"):
+    motor = Engine(modelo, tokenizador, max_num_seqs=4, policy=politica)
+    t0 = time.perf_counter()
+    motor.generate(["Había una vez"] * len(largos), carga)
+    velocidad[politica] = sum(largos) / (time.perf_counter() - t0)
+    print(f"{politica:10s}: {motor.num_steps:3d} pasos, {velocidad[politica]:6.1f} tokens/s "
+          f"(simulador: {C.simulate_batching(largos, 4, politica).steps} pasos de decode)")
+print(f"lotes continuos / estáticos: {velocidad['continuous'] / velocidad['static']:.2f} veces los tokens/s")
 
 # %% [markdown]
 # ### Percentiles: lo que siente el usuario
@@ -993,8 +1013,6 @@ with hidden("expected_tokens_per_pass: α y γ aleatorios, bordes y errores"):
 # objetivo y cuántos avanza por pasada, frente a la fórmula con la `α` medida.
 
 # %% tags=["nbval-ignore-output"]
-import time
-
 borrador, _ = pretrained.load("es-mini")
 GAMMA = 4
 prompts_esp = ["Había una vez", "La ciudad", "El río", "Por la mañana"]
