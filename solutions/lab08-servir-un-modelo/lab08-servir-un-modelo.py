@@ -907,8 +907,10 @@ with launch("es-chat", max_num_seqs=max(CLIENTES)) as servidor:
 print("servidor parado:", not servidor.alive)
 for clientes, inf in informes.items():
     p50, p95 = (C.latency_percentiles(inf.e2e_s, (q,))[q] for q in (50, 95))
+    ttft95 = C.latency_percentiles(inf.ttft_s, (95,))[95]
     print(f"{clientes:2d} clientes: {inf.requests:3d} peticiones, {inf.failures} fallos, "
-          f"{inf.throughput_tokens_per_s:6.1f} tokens/s en total · latencia p50 {p50:.2f} s, p95 {p95:.2f} s")
+          f"{inf.throughput_tokens_per_s:6.1f} tokens/s en total · latencia p50 {p50:.2f} s, p95 {p95:.2f} s · "
+          f"TTFT p95 {ttft95 * 1e3:.0f} ms")
 
 # %% tags=["nbval-ignore-output"]
 fig, (izq, der) = plt.subplots(1, 2, figsize=(9, 3))
