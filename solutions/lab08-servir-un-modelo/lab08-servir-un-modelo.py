@@ -517,7 +517,7 @@ print(f"esta CPU: {cpu.fp16_tflops * 1e3:.1f} GFLOP/s en matmul, {cpu.bandwidth_
 # %% tags=["nbval-ignore-output"]
 medidas = []
 for n in LONGITUDES_PROMPT:
-    m = calibrate.measure_llmlab_speed(modelo, prompt_tokens=n, decode_tokens=8, repeats=1)
+    m = calibrate.measure_llmlab_speed(modelo, prompt_tokens=n, decode_tokens=8, repeats=3)  # medianas de 3
     pred_prefill = C.prefill_time_s(ficha, cpu, n, "fp32", efficiency=eficiencia)
     pred_decode = C.decode_step(ficha, cpu, "fp32", n, 1, efficiency=eficiencia).total_s
     medidas.append((n, m["prefill_s"] / n, m["decode_step_s"], pred_prefill / n, pred_decode))
