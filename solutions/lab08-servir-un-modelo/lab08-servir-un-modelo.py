@@ -932,7 +932,7 @@ plt.show()
 # %% [markdown]
 # Con lotes continuos, la capacidad total **crece** con los clientes (cada paso del motor avanza a todos a la
 # vez), mientras la latencia de cada usuario crece mucho menos que en el modelo de capacidad fija de la sección 2.
-# Con pocas peticiones por cliente (los valores por defecto) las percentiles altas se apoyan en muy pocas
+# Con pocas peticiones por cliente (los valores por defecto) los percentiles altos se apoyan en muy pocas
 # muestras: con `EJECUCION_COMPLETA = True` son más fiables.
 #
 # ## 6. Decodificación especulativa
