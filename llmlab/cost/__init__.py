@@ -48,6 +48,7 @@ from .serving import (
     api_cost,
     batched_decode,
     batching_curve,
+    choose_deployment,
     cost_per_million_tokens,
     energy_per_token_j,
     kv_bytes,
@@ -116,7 +117,7 @@ __all__ = [
     "kv_bytes", "kv_bytes_per_token", "kv_mib_per_token", "kv_gib_for_context", "weight_memory_gb",
     "serving_memory_gb", "max_concurrent_sequences", "total_latency_s", "shared_latency_s",
     "latency_percentiles", "batched_decode", "batching_curve", "latency_with_users",
-    "cost_per_million_tokens", "api_cost", "energy_per_token_j",
+    "cost_per_million_tokens", "api_cost", "energy_per_token_j", "choose_deployment",
     # simulators
     "BatchingResult", "simulate_batching", "random_requests", "paged_kv_usage", "KVAllocationResult",
     "simulate_kv_allocation", "vllm_block_bytes", "vllm_num_blocks", "expected_tokens_per_pass",

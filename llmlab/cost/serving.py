@@ -42,6 +42,7 @@ __all__ = [
     "cost_per_million_tokens",
     "api_cost",
     "energy_per_token_j",
+    "choose_deployment",
 ]
 
 
@@ -214,3 +215,28 @@ def api_cost(n_in: int, n_out: int, price_in_per_million: float, price_out_per_m
 def energy_per_token_j(watts: float, tokens_per_s: float) -> float:
     """Joules per token, ``watts / tokens_per_s``."""
     return _num(watts, "watts") / _num(tokens_per_s, "tokens_per_s")
+
+
+DEPLOYMENTS = ("local", "nube", "ninguno")
+
+
+def choose_deployment(weights_gb: float, kv_gb: float, device_gb: float, offline: bool = False,
+                      private: bool = False, reserve_frac: float = 0.2) -> str:
+    """Chapter 07's edge-vs-cloud rule, as lab 08 states it; returns ``"local"``, ``"nube"`` or ``"ninguno"``.
+
+    The model fits on the device when ``weights_gb + kv_gb <= device_gb · (1 - reserve_frac)`` (the
+    reserve is for the OS and the app). Working offline or keeping the data on the device needs a
+    local model: ``"local"`` if it fits, else ``"ninguno"`` (quantise or pick a smaller model; privacy
+    does not make a model fit). Without either need, ``"nube"``. Labels are Spanish: they are what the
+    lab's students return.
+    """
+    weights_gb = _num(weights_gb, "weights_gb", positive=False)
+    kv_gb = _num(kv_gb, "kv_gb", positive=False)
+    device_gb = _num(device_gb, "device_gb")
+    reserve_frac = _num(reserve_frac, "reserve_frac", positive=False)
+    if reserve_frac >= 1:
+        raise ValueError(f"reserve_frac must be < 1, got {reserve_frac}")
+    fits = weights_gb + kv_gb <= device_gb * (1 - reserve_frac)
+    if offline or private:
+        return "local" if fits else "ninguno"
+    return "nube"
