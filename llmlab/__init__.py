@@ -8,7 +8,8 @@ Each module holds one idea of the course, written to be read top to bottom:
 - ``attention``: scaled dot-product, causal, multi-head and grouped-query attention, KV cache (NumPy).
 - ``layers``: residual, LayerNorm, RMSNorm, activations and the MLP (NumPy).
 - ``model``: a GPT-2 / Llama style transformer with a KV cache and ``generate`` (PyTorch),
-  convertible from Hugging Face models (``convert_hf``).
+  convertible from and to Hugging Face models (``convert_hf``: ``from_hf``, ``to_hf``).
+- ``lora``: LoRA layers, merging, adapter folders that PEFT loads (and that load PEFT's).
 - ``sampling``: logits processors with Hugging Face semantics, ``Sampler`` and presets.
 - ``constrained``: decoding restricted to choices, integers or a JSON schema.
 - ``tokenizer`` / ``chat``: byte-level BPE and chat templates.
