@@ -21,7 +21,8 @@ c.CourseDirectory.db_url = "sqlite:///" + os.path.join(here, "gradebook.db")
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "*.py"]
 
 # What students see where a solution was removed.
-c.ClearSolutions.code_stub = {"python": "# ESCRIBE TU CÓDIGO AQUÍ\nraise NotImplementedError()"}
+# `EjercicioSinHacer` (llmlab.checks, imported by every setup cell) shows a Spanish message, no traceback.
+c.ClearSolutions.code_stub = {"python": "# ESCRIBE TU CÓDIGO AQUÍ\nraise EjercicioSinHacer()"}
 c.ClearSolutions.text_stub = "ESCRIBE AQUÍ TU RESPUESTA"
 
 # Every cell of a submission gets at most this long; a stuck cell is interrupted, the rest still run.

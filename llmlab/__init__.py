@@ -16,7 +16,7 @@ Each module holds one idea of the course, written to be read top to bottom:
 - ``corpus`` / ``train`` / ``pretrained``: the project's Spanish corpus, a small trainer and the
   tiny models shipped with the package.
 - ``cost``: parameter counts, memory, serving speed and price, for real architectures.
-- ``checks``: the Spanish-language checks used by the notebooks.
+- ``checks``: the Spanish-language checks used by the notebooks; ``spanish``: numbers printed the Spanish way.
 """
 
 __version__ = "0.1.0"

@@ -11,18 +11,41 @@ Spanish, *what* was expected and *what* their code produced. Two of them exist f
 
 Comparisons are done on plain Python floats, so they keep working if a student rebinds
 ``numpy.allclose`` (the grader also flags such code for review).
+
+What a test cell looks like (see CONTRIBUTING.md, "Authoring a lab"):
+
+- ``checked_call(fn, *args)`` calls the student's function on *copies* of the inputs, fails if the function
+  modified them in place, and turns any crash into a Spanish message;
+- ``check_array`` / ``check_tensor`` / ``check_list`` / ``check_number`` check the type the statement promises;
+- ``check_close`` / ``check_equal`` compare values with an explicit tolerance;
+- a failed check raises ``FalloComprobacion``, which IPython shows as the Spanish message alone (no
+  traceback into this file); ``EjercicioSinHacer`` is what an untouched exercise raises. Set the environment
+  variable ``LLMLAB_TRACEBACK=full`` (the grader does) to get the full traceback as well.
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
+import inspect
 import math
+import numbers
+import os
 import sys
+import traceback
+from types import FunctionType
 from typing import Any, Callable, Iterable
 
 import numpy as _np
 
 __all__ = [
+    "FalloComprobacion",
+    "EjercicioSinHacer",
+    "checked_call",
+    "check_array",
+    "check_tensor",
+    "check_list",
+    "check_number",
     "check_close",
     "check_equal",
     "check_true",
@@ -41,8 +64,41 @@ _isfinite = math.isfinite
 _builtin_abs = abs
 
 
+def _render(title: str, exc: BaseException) -> list[str]:
+    """What IPython shows for our exceptions: the Spanish message, or everything when asked for."""
+    lines = [f"\x1b[1;31m{title}\x1b[0m", *str(exc).splitlines()]
+    if os.environ.get("LLMLAB_TRACEBACK") == "full":  # the instructor's view (set by the grader)
+        lines = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).splitlines() + lines
+    return lines
+
+
 class FalloComprobacion(AssertionError):
-    """An AssertionError whose message is written for the student."""
+    """An AssertionError whose message is written for the student.
+
+    ``reason`` is a short description that is safe to show even when the check is hidden (it says what
+    kind of problem was found, never the hidden input).
+    """
+
+    def __init__(self, message: str = "", reason: str | None = None):
+        super().__init__(message)
+        self.reason = reason
+
+    def _render_traceback_(self) -> list[str]:  # IPython protocol: replaces the traceback
+        return _render("✘ Comprobación no superada", self)
+
+
+class EjercicioSinHacer(NotImplementedError):
+    """Raised by the code a student has not written yet (the stub of every exercise cell)."""
+
+    def __init__(self, message: str | None = None):
+        super().__init__(
+            message
+            or "Este ejercicio está sin hacer: escribe tu código donde pone «ESCRIBE TU CÓDIGO AQUÍ» "
+            "(borra la línea `raise EjercicioSinHacer()`) y vuelve a ejecutar la celda."
+        )
+
+    def _render_traceback_(self) -> list[str]:
+        return _render("✎ Ejercicio sin hacer", self)
 
 
 def _to_floats(x: Any) -> tuple[tuple[int, ...], list[float]]:
@@ -79,11 +135,11 @@ def _short(x: Any, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _fail(what: str, message: str, hint: str | None) -> None:
+def _fail(what: str, message: str, hint: str | None, reason: str | None = None) -> None:
     text = f"{what}: {message}"
     if hint:
         text += f"\nPista: {hint}"
-    raise FalloComprobacion(text)
+    raise FalloComprobacion(text, reason)
 
 
 def ok(message: str) -> None:
@@ -193,6 +249,203 @@ def check_raises(
     _fail(what, f"debía lanzar {names} con esta entrada inválida, y no lanzó nada", hint)
 
 
+# --- Calling the student's function -----------------------------------------------------------------------
+
+def _describe(value: Any) -> str:
+    """A Spanish name for the type of a value, for messages ("un array de NumPy", "una lista", ...)."""
+    if isinstance(value, _np.ndarray):
+        return f"un array de NumPy de dtype {value.dtype}"
+    if _is_tensor(value):
+        return f"un tensor de PyTorch de dtype {str(value.dtype).replace('torch.', '')}"
+    if isinstance(value, bool):
+        return "un booleano (bool)"
+    if isinstance(value, list):
+        return "una lista"
+    if isinstance(value, tuple):
+        return "una tupla"
+    if isinstance(value, dict):
+        return "un diccionario"
+    if value is None:
+        return "None"
+    return f"un valor de tipo {type(value).__name__}"
+
+
+def _is_tensor(value: Any) -> bool:
+    return type(value).__module__.startswith("torch") and hasattr(value, "detach") and hasattr(value, "dtype")
+
+
+def _copy(value: Any) -> Any:
+    """An independent copy of an argument (arrays keep their dtype; objects that cannot be copied are shared)."""
+    if isinstance(value, _np.ndarray):
+        return value.copy()
+    if _is_tensor(value):
+        return value.detach().clone()
+    try:
+        return copy.deepcopy(value)
+    except Exception:  # noqa: BLE001 - e.g. generators or handles: nothing sensible to copy
+        return value
+
+
+def _same(before: Any, after: Any) -> bool:
+    """Whether an argument is unchanged: same type, shape, dtype and values (NaN equals NaN)."""
+    if isinstance(before, _np.ndarray):
+        if not isinstance(after, _np.ndarray) or before.shape != after.shape or before.dtype != after.dtype:
+            return False
+        if before.dtype.kind in "fc":
+            return bool(_np.array_equal(before, after, equal_nan=True))
+        return bool(_np.array_equal(before, after))
+    if _is_tensor(before):
+        if not _is_tensor(after) or before.shape != after.shape or before.dtype != after.dtype:
+            return False
+        a, b = before.detach().cpu(), after.detach().cpu()
+        if a.is_floating_point():
+            return bool(((a == b) | (a.isnan() & b.isnan())).all())
+        return bool((a == b).all())
+    if isinstance(before, (list, tuple)):
+        return (type(before) is type(after) and len(before) == len(after)
+                and all(_same(x, y) for x, y in zip(before, after)))
+    if isinstance(before, dict):
+        return (isinstance(after, dict) and before.keys() == after.keys()
+                and all(_same(before[k], after[k]) for k in before))
+    if hasattr(before, "state_dict") and hasattr(after, "state_dict"):  # a torch module: its weights
+        return _same(dict(before.state_dict()), dict(after.state_dict()))
+    if isinstance(before, float) and before != before:
+        return isinstance(after, float) and after != after
+    try:
+        return bool(before == after)
+    except Exception:  # noqa: BLE001 - objects without a usable ==: nothing to compare
+        return True
+
+
+def _parameter_names(fn: Callable[..., Any], n: int) -> list[str]:
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return [names[i] if i < len(names) else f"n.º {i + 1}" for i in range(n)]
+
+
+def checked_call(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+    """Call a student's function the way every check should, and return its result.
+
+    - the function receives *copies* of the arguments, so example data shared between cells is never harmed;
+    - if the function modifies an argument in place, the check fails and says which one;
+    - if the function crashes (``TypeError``, ``IndexError`` …) or is still unwritten, the check fails with a
+      Spanish message instead of a traceback. A ``FalloComprobacion`` raised inside passes through.
+    """
+    name = getattr(fn, "__name__", "la función")
+    if not callable(fn):
+        _fail(name, f"no es una función sino {_describe(fn)}", None, "no es una función")
+    call_args = [_copy(a) for a in args]
+    call_kwargs = {k: _copy(v) for k, v in kwargs.items()}
+    before_args = [_copy(a) for a in call_args]
+    before_kwargs = {k: _copy(v) for k, v in call_kwargs.items()}
+    try:
+        result = fn(*call_args, **call_kwargs)
+    except FalloComprobacion:
+        raise
+    except NotImplementedError:
+        _fail(name, "todavía está sin hacer (lanza NotImplementedError): escribe tu código en su celda y "
+              "ejecútala antes de la comprobación", None, "ejercicio sin hacer")
+    except Exception as exc:  # noqa: BLE001 - any crash of student code becomes a check failure
+        detail = str(exc).splitlines()[0][:200] if str(exc) else ""
+        _fail(name, f"tu función lanzó {type(exc).__name__}" + (f": {detail}" if detail else "")
+              + ". Revisa el enunciado: qué recibe (tipos y formas) y qué debe devolver.", None,
+              f"tu función lanzó {type(exc).__name__}")
+    names = _parameter_names(fn, len(args))
+    changed = [f"`{names[i]}`" for i, (b, a) in enumerate(zip(before_args, call_args)) if not _same(b, a)]
+    changed += [f"`{k}`" for k in call_kwargs if not _same(before_kwargs[k], call_kwargs[k])]
+    if changed:
+        _fail(name, f"tu función modifica su entrada {', '.join(changed)} en su sitio. Una función así "
+              "estropea los datos de quien la llama: trabaja sobre una copia (por ejemplo "
+              "`x = np.array(x, dtype=float)`) o crea arrays nuevos en vez de usar `+=`, `-=`, `/=` o "
+              "asignaciones por índice sobre la entrada.", None, "tu función modifica su entrada")
+    return result
+
+
+# --- Types the statement promises ---------------------------------------------------------------------------
+
+_DTYPE_KINDS = {"float": ("fc", "números decimales (float32 o float64)"), "int": ("iu", "enteros"),
+                "bool": ("b", "booleanos")}
+
+
+def _check_dtype_kind(kind: str, dtype_name: str, dtype: str | None, what: str) -> None:
+    if dtype is None:
+        return
+    if dtype not in _DTYPE_KINDS:
+        raise ValueError(f"dtype must be one of {sorted(_DTYPE_KINDS)} or None, got {dtype!r}")
+    kinds, label = _DTYPE_KINDS[dtype]
+    if kind not in kinds:
+        _fail(what, f"debe contener {label}, pero su dtype es {dtype_name}", None, "dtype equivocado")
+
+
+def _check_dims(value: Any, ndim: int | None, shape: Iterable[int] | None, what: str) -> None:
+    if ndim is not None and len(value.shape) != ndim:
+        _fail(what, f"debe tener {ndim} dimensión(es), pero su forma es {tuple(value.shape)}", None, "forma equivocada")
+    if shape is not None:
+        check_shape(value, shape, what=what)
+
+
+def check_array(value: Any, *, what: str = "el resultado", dtype: str | None = None,
+                ndim: int | None = None, shape: Iterable[int] | None = None) -> None:
+    """Assert a NumPy array (not a list, not a tensor), optionally of a dtype kind ("float", "int", "bool")."""
+    if not isinstance(value, _np.ndarray):
+        _fail(what, f"debe ser un array de NumPy (np.ndarray), pero es {_describe(value)}", None,
+              "no devuelve un array de NumPy")
+    _check_dtype_kind(value.dtype.kind, str(value.dtype), dtype, what)
+    _check_dims(value, ndim, shape, what)
+
+
+def check_tensor(value: Any, *, what: str = "el resultado", dtype: str | None = None,
+                 ndim: int | None = None, shape: Iterable[int] | None = None) -> None:
+    """Assert a torch tensor, optionally of a dtype kind ("float", "int", "bool")."""
+    if not _is_tensor(value):
+        _fail(what, f"debe ser un tensor de PyTorch (torch.Tensor), pero es {_describe(value)}", None,
+              "no devuelve un tensor de PyTorch")
+    kind = "b" if value.dtype.is_floating_point is False and str(value.dtype) == "torch.bool" else (
+        "f" if value.dtype.is_floating_point else ("c" if value.dtype.is_complex else "i"))
+    _check_dtype_kind(kind, str(value.dtype).replace("torch.", ""), dtype, what)
+    _check_dims(value, ndim, shape, what)
+
+
+def check_list(value: Any, *, what: str = "el resultado", of: type | tuple[type, ...] | None = None,
+               length: int | None = None) -> None:
+    """Assert a Python list, optionally of a given length and element type (``of=int`` excludes bools)."""
+    if not isinstance(value, list):
+        _fail(what, f"debe ser una lista de Python, pero es {_describe(value)}", None, "no devuelve una lista")
+    if length is not None and len(value) != length:
+        _fail(what, f"debe tener {length} elementos, pero tiene {len(value)}", None, "longitud equivocada")
+    if of is not None:
+        for i, item in enumerate(value):
+            if isinstance(item, bool) and bool not in (of if isinstance(of, tuple) else (of,)):
+                bad = True
+            elif of is int:
+                bad = not isinstance(item, numbers.Integral)
+            elif of is float:
+                bad = not isinstance(item, numbers.Real)
+            else:
+                bad = not isinstance(item, of)
+            if bad:
+                names = of.__name__ if isinstance(of, type) else " o ".join(t.__name__ for t in of)
+                _fail(what, f"el elemento {i} debe ser de tipo {names}, pero es {_describe(item)}", None,
+                      "elementos de tipo equivocado")
+
+
+def check_number(value: Any, *, what: str = "el resultado", kind: str = "float") -> None:
+    """Assert a single number: ``kind="float"`` accepts any real number (int, float, NumPy scalars),
+    ``kind="int"`` only integers. Arrays, tensors, lists and bools are rejected."""
+    if kind not in ("float", "int"):
+        raise ValueError(f"kind must be 'float' or 'int', got {kind!r}")
+    ok_type = numbers.Integral if kind == "int" else numbers.Real
+    if isinstance(value, bool) or not isinstance(value, ok_type):
+        expected = "un número entero (int)" if kind == "int" else "un número (float)"
+        extra = " (usa float(...) o .item() para sacar el número del array)" if hasattr(value, "shape") else ""
+        _fail(what, f"debe ser {expected}, pero es {_describe(value)}{extra}", None, "tipo de número equivocado")
+
+
+# --- For the grader -------------------------------------------------------------------------------------------
+
 @contextlib.contextmanager
 def hidden(description: str):
     """Run hidden tests; a failure is reported without revealing the hidden case.
@@ -205,37 +458,62 @@ def hidden(description: str):
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # noqa: BLE001 - any failure of a hidden test counts
-        kind = type(exc).__name__
+        reason = getattr(exc, "reason", None) if isinstance(exc, FalloComprobacion) else None
+        why = f"motivo: {reason}" if reason else f"error de tipo {type(exc).__name__}"
         raise FalloComprobacion(
-            f"Ha fallado una prueba oculta ({description}; error de tipo {kind}). "
+            f"Ha fallado una prueba oculta ({description}; {why}). "
             "Las pruebas ocultas usan entradas que no ves: casos aleatorios, bordes y errores "
-            "típicos del capítulo. Repasa el enunciado y los casos límite."
+            "típicos del capítulo. Repasa el enunciado y los casos límite.",
+            reason,
         ) from None
+
+
+def _blocked(name: str) -> FalloComprobacion:
+    return FalloComprobacion(
+        f"tu solución llama a la implementación de referencia de llmlab ({name}). "
+        "Este ejercicio pide tu propia implementación: escribe tú el cálculo.",
+        "llama a la implementación de referencia de llmlab",
+    )
 
 
 def _blocking_stub(name: str) -> Callable[..., Any]:
     def stub(*args: Any, **kwargs: Any) -> Any:
-        raise FalloComprobacion(
-            f"tu solución llama a la implementación de referencia de llmlab ({name}). "
-            "En este ejercicio tienes que escribir tú el cálculo."
-        )
+        raise _blocked(name)
 
     stub.__name__ = f"blocked_{name}"
     return stub
 
 
+def _blocking_code(name: str):
+    """The code object of a stub that fails; swapped into a reference function while it is blocked.
+
+    It finds ``_blocked`` through an import, because it runs with the reference module's globals.
+    """
+    source = (f"def stub(*args, **kwargs):\n"
+              f"    raise __import__('llmlab.checks', fromlist=['_blocked'])._blocked({name!r})\n")
+    namespace: dict[str, Any] = {}
+    exec(compile(source, f"<blocked {name}>", "exec"), namespace)  # noqa: S102 - our own constant source
+    return namespace["stub"].__code__
+
+
 @contextlib.contextmanager
 def reference_blocked(*functions: Callable[..., Any]):
-    """Within the block, every name bound to one of ``functions`` fails when called.
+    """Within the block, every call to one of ``functions`` fails with a Spanish message.
 
-    Rebinds the function wherever it is reachable by name: in every loaded module (which
-    includes the notebook's namespace, ``__main__``) and in class dictionaries of those modules
-    is not attempted. Everything is restored on exit.
+    Two layers, both undone on exit: (1) every name bound to a blocked object in any loaded module (the
+    notebook's namespace, ``__main__``, included) is rebound to a failing stub; (2) a plain Python function
+    without closure variables also gets its ``__code__`` replaced, so aliases the first layer cannot see
+    (default arguments, closures, containers, ``functools.partial``) fail as well.
     """
     targets = {id(f): f for f in functions}
     stubs = {key: _blocking_stub(getattr(f, "__qualname__", repr(f))) for key, f in targets.items()}
     patched: list[tuple[dict, str, Any]] = []
+    swapped: list[tuple[FunctionType, Any]] = []
     try:
+        for f in targets.values():
+            if isinstance(f, FunctionType) and not f.__code__.co_freevars:
+                swapped.append((f, f.__code__))
+                f.__code__ = _blocking_code(f.__qualname__)
         for module in list(sys.modules.values()):
             namespace = getattr(module, "__dict__", None)
             if not isinstance(namespace, dict):
@@ -248,3 +526,5 @@ def reference_blocked(*functions: Callable[..., Any]):
     finally:
         for namespace, name, value in reversed(patched):
             namespace[name] = value
+        for f, code in reversed(swapped):
+            f.__code__ = code

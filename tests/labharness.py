@@ -23,15 +23,24 @@ sys.path.insert(0, str(REPO / "course" / "tools"))
 import labtools  # noqa: E402
 
 
-def load_mutants(lab: str):
-    """The mutants module of a lab (tests/mutants/labNN.py), or None."""
-    path = Path(__file__).parent / "mutants" / f"{lab[:5]}.py"
+def _load_lab_module(folder: str, lab: str):
+    path = Path(__file__).parent / folder / f"{lab[:5]}.py"
     if not path.exists():
         return None
-    spec = importlib.util.spec_from_file_location(f"mutants_{lab[:5]}", path)
+    spec = importlib.util.spec_from_file_location(f"{folder}_{lab[:5]}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def load_mutants(lab: str):
+    """The mutants module of a lab (tests/mutants/labNN.py: MUTANTS, REFERENCES), or None."""
+    return _load_lab_module("mutants", lab)
+
+
+def load_alternatives(lab: str):
+    """The valid alternatives of a lab (tests/alternatives/labNN.py: ALTERNATIVES), or None."""
+    return _load_lab_module("alternatives", lab)
 
 
 @contextlib.contextmanager

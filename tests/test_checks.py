@@ -88,3 +88,143 @@ def test_show_caught_prints_how_a_mistake_is_caught(capsys):
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "✘ exp(L)" and "se esperaba 2.154435" in out[1]
     assert out[2].startswith("?? no es un error")
+
+
+# --- checks v2: calling student code, types, rendering --------------------------------------------------------
+
+def test_checked_call_passes_copies_and_catches_in_place_modification():
+    data = np.array([1.0, 2.0, 3.0])
+
+    def in_place(x):
+        x -= x.max()
+        return x
+
+    with pytest.raises(AssertionError, match="modifica su entrada `x`"):
+        checks.checked_call(in_place, data)
+    assert data.tolist() == [1.0, 2.0, 3.0]  # the caller's data was never touched
+
+    def honest(x):
+        return np.asarray(x) - np.max(x)
+
+    assert checks.checked_call(honest, data).tolist() == [-2.0, -1.0, 0.0]
+
+
+def test_checked_call_sees_lists_tensors_dicts_and_keyword_arguments():
+    torch = pytest.importorskip("torch")
+
+    def appends(xs):
+        xs.append(0)
+        return xs
+
+    def scales_tensor(t, *, factor=2.0):
+        t.mul_(factor)
+        return t
+
+    def edits_dict(config):
+        config["d_model"] = 0
+        return config
+
+    with pytest.raises(AssertionError, match="`xs`"):
+        checks.checked_call(appends, [1, 2])
+    with pytest.raises(AssertionError, match="`t`"):
+        checks.checked_call(scales_tensor, torch.ones(3), factor=3.0)
+    with pytest.raises(AssertionError, match="`config`"):
+        checks.checked_call(edits_dict, {"d_model": 8})
+    nan_in = np.array([np.nan, 1.0])
+    assert checks.checked_call(lambda x: x.sum(), nan_in) != 0  # NaN inputs left as they were are unchanged
+
+
+def test_checked_call_turns_crashes_into_spanish_messages():
+    def crashes(x):
+        return x + "a"
+
+    def unwritten(x):
+        raise checks.EjercicioSinHacer()
+
+    with pytest.raises(checks.FalloComprobacion, match="lanzó TypeError") as info:
+        checks.checked_call(crashes, 1)
+    assert info.value.reason == "tu función lanzó TypeError"
+    with pytest.raises(checks.FalloComprobacion, match="sin hacer"):
+        checks.checked_call(unwritten, 1)
+    with pytest.raises(checks.FalloComprobacion, match="no es una función"):
+        checks.checked_call(3.0, 1)
+
+
+def test_hidden_tells_the_kind_of_problem_but_not_the_case():
+    def in_place(x):
+        x *= 2
+        return x
+
+    with pytest.raises(AssertionError) as info:
+        with hidden("lotes grandes"):
+            checks.checked_call(in_place, np.array([123.456]))
+    message = str(info.value)
+    assert "modifica su entrada" in message and "123.456" not in message
+
+
+def test_type_checks_say_what_was_expected():
+    torch = pytest.importorskip("torch")
+    checks.check_array(np.zeros(3, dtype=np.float32), dtype="float", ndim=1)
+    with pytest.raises(AssertionError, match="array de NumPy.*una lista"):
+        checks.check_array([0.0, 1.0])
+    with pytest.raises(AssertionError, match="decimales.*int64"):
+        checks.check_array(np.arange(3), dtype="float")
+    with pytest.raises(AssertionError, match="dimensión"):
+        checks.check_array(np.zeros((2, 2)), ndim=1)
+    checks.check_tensor(torch.zeros(2), dtype="float")
+    with pytest.raises(AssertionError, match="tensor de PyTorch.*array de NumPy"):
+        checks.check_tensor(np.zeros(2))
+    with pytest.raises(AssertionError, match="enteros"):
+        checks.check_tensor(torch.zeros(2), dtype="int")
+    checks.check_tensor(torch.zeros(2, dtype=torch.bool), dtype="bool")
+    checks.check_list([1, np.int64(2)], of=int, length=2)
+    with pytest.raises(AssertionError, match="elemento 1"):
+        checks.check_list([1, 2.5], of=int)
+    with pytest.raises(AssertionError, match="elemento 0"):
+        checks.check_list([True], of=int)
+    with pytest.raises(AssertionError, match="lista de Python"):
+        checks.check_list(np.array([1, 2]))
+    checks.check_number(np.float32(0.5))
+    checks.check_number(3, kind="float")
+    with pytest.raises(AssertionError, match="entero"):
+        checks.check_number(14.0, kind="int")
+    with pytest.raises(AssertionError, match=r"\.item\(\)"):
+        checks.check_number(np.array([0.5]))
+    with pytest.raises(AssertionError, match="booleano"):
+        checks.check_number(True)
+    with pytest.raises(ValueError):
+        checks.check_array(np.zeros(2), dtype="double")
+
+
+def test_failed_checks_render_as_the_spanish_message_only(monkeypatch):
+    monkeypatch.delenv("LLMLAB_TRACEBACK", raising=False)
+    try:
+        check_close(1.0, 2.0, what="la perplejidad", hint="exp de la pérdida")
+    except checks.FalloComprobacion as exc:
+        lines = exc._render_traceback_()
+    assert "Comprobación no superada" in lines[0]
+    assert any("la perplejidad" in line for line in lines) and lines[-1] == "Pista: exp de la pérdida"
+    assert not any("checks.py" in line for line in lines)
+    monkeypatch.setenv("LLMLAB_TRACEBACK", "full")
+    try:
+        check_close(1.0, 2.0)
+    except checks.FalloComprobacion as exc:
+        assert any("checks.py" in line for line in exc._render_traceback_())  # the instructor's view
+    todo = checks.EjercicioSinHacer()
+    assert isinstance(todo, NotImplementedError) and "ESCRIBE TU CÓDIGO AQUÍ" in str(todo)
+
+
+def test_reference_blocked_reaches_aliases_the_names_cannot_see():
+    import functools
+
+    hidden_alias = functools.partial(metrics.nll)
+
+    def default_arg(p, _ref=metrics.nll):
+        return _ref(p)
+
+    with reference_blocked(metrics.nll):
+        for attempt in (lambda: hidden_alias([0.5]), lambda: default_arg([0.5]), lambda: [metrics.nll][0]([0.5])):
+            with pytest.raises(checks.FalloComprobacion, match="propia implementación"):
+                attempt()
+    assert default_arg([0.5]) == pytest.approx(0.693147, abs=1e-6)  # restored
+    assert hidden_alias([0.5]) == pytest.approx(0.693147, abs=1e-6)

@@ -59,10 +59,18 @@ def test_release_has_stubs_where_solutions_were(lab):
     assert answers
     for cell in answers:
         if cell.cell_type == "code":
-            assert "raise NotImplementedError()" in cell.source
+            assert "raise EjercicioSinHacer()" in cell.source
         else:
             assert "ESCRIBE AQUÍ TU RESPUESTA" in cell.source
     assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code")
+
+
+@pytest.mark.parametrize("lab", LABS)
+def test_setup_cell_imports_what_the_stubs_raise(lab):
+    # nbgrader's stub (course/nbgrader_config.py) raises EjercicioSinHacer: the setup cell must define it.
+    nb = labtools.load_json_notebook(labtools.release_path(lab))
+    setup = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "preparacion")
+    assert re.search(r"^from llmlab\.checks import .*EjercicioSinHacer", setup.source, re.M | re.S)
 
 
 def test_leak_scanner_would_notice_a_leak(tmp_path):

@@ -54,6 +54,7 @@ from llmlab import metrics as M
 from llmlab.checks import (
     check_close, check_equal, check_raises, check_true, check_type, hidden, ok, reference_blocked, show_caught,
 )
+from llmlab.checks import EjercicioSinHacer  # lo que lanza un ejercicio que aún no has hecho
 
 plt.rcParams["figure.figsize"] = (6.4, 3.6)
 plt.rcParams["axes.grid"] = True

@@ -60,6 +60,7 @@ from llmlab import model as LM
 from llmlab import positional as POS
 from llmlab import pretrained
 from llmlab.checks import check_close, check_equal, check_raises, check_shape, check_true, check_type, hidden, ok, reference_blocked
+from llmlab.checks import EjercicioSinHacer  # lo que lanza un ejercicio que aún no has hecho
 from llmlab.tokenizer import BPETokenizer, compression_stats
 
 plt.rcParams["figure.figsize"] = (6.4, 3.6)

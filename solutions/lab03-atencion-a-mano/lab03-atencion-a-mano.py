@@ -67,6 +67,7 @@ from llmlab import functional as F
 from llmlab import model as LM
 from llmlab.checks import (check_close, check_equal, check_raises, check_shape, check_true, check_type, hidden, ok,
                            reference_blocked, show_caught)
+from llmlab.checks import EjercicioSinHacer  # lo que lanza un ejercicio que aún no has hecho
 
 # Lo que las pruebas ocultas no te dejan llamar: la atención ya hecha de llmlab y la de PyTorch.
 REFERENCIAS = (

@@ -59,6 +59,7 @@ from llmlab import sampling as S
 from llmlab.checks import (
     check_close, check_equal, check_raises, check_shape, check_true, check_type, hidden, ok, reference_blocked, show_caught,
 )
+from llmlab.checks import EjercicioSinHacer  # lo que lanza un ejercicio que aún no has hecho
 
 # Tensores diminutos: con un solo hilo todo va más rápido y los números no dependen de cuántos núcleos tengas.
 torch.set_num_threads(1)
