@@ -69,6 +69,7 @@ FULL = {
         "full fine-tuning": dict(lr=5e-4, weight_decay=0.1),
     },
     "distill": dict(steps=300, batch_size=8, seq_len=256, lr=3e-3, warmup=30, eval_every=50, T=2.0, lam=0.5),
+    "qlora_formats": ["q8_0", "q4_0"],
     "samples": 3,
     "sample_tokens": 40,
 }
@@ -83,6 +84,7 @@ SMOKE = {
         "full fine-tuning": dict(lr=5e-4, weight_decay=0.1),
     },
     "distill": dict(steps=3, batch_size=2, seq_len=64, lr=3e-3, warmup=1, eval_every=3, T=2.0, lam=0.5),
+    "qlora_formats": ["q4_0"],
     "data_slice": 20,
     "samples": 1,
     "sample_tokens": 4,
@@ -200,20 +202,15 @@ def _build(recipe, out: Path, smoke: bool, threads: int, progress: bool, quiet: 
         return evaluate(model, plain_val, seq_len=min(256, model.config.max_seq_len))
 
     results: dict = {"base": recipe["base"], "base_parameters": count_parameters(base), "references": {}, "runs": {}}
-    _log(f"[1/4] references: {recipe['base']} and {recipe['chat_model']}", quiet)
+    _log(f"[1/5] references: {recipe['base']} and {recipe['chat_model']}", quiet)
     results["references"][recipe["base"]] = {"answer_loss": answer_loss(base), "plain_loss": plain_loss(base)}
     if recipe["chat_model"] in pretrained.available(models_dir=models_dir):
         chat_model = pretrained.load(recipe["chat_model"], models_dir=models_dir)[0]
         results["references"][recipe["chat_model"]] = {"answer_loss": answer_loss(chat_model),
                                                        "plain_loss": plain_loss(chat_model)}
 
-    # 1. Chat fine-tuning, one method at a time, same data, steps and seed.
-    adapted = {}
-    for i, (name, spec) in enumerate(recipe["runs"].items()):
-        _log(f"[2/4] chat fine-tuning {i + 1}/{len(recipe['runs'])}: {name}", quiet)
-        model = copy.deepcopy(base)
-        if "targets" in spec:
-            lora.add_lora(model, spec["targets"], r=spec["r"], alpha=spec["alpha"], seed=seed)
+    def run_one(model, spec: dict, name: str) -> dict:
+        """Train ``model`` (in place) with the shared recipe and measure it."""
         summary = lora.trainable_summary(model)
         memory = _one_step_memory(model, train_rows, train_mask, sft["batch_size"], sft["seq_len"])
         history = train(
@@ -222,7 +219,7 @@ def _build(recipe, out: Path, smoke: bool, threads: int, progress: bool, quiet: 
             weight_decay=spec["weight_decay"], grad_clip=sft["grad_clip"], eval_every=sft["eval_every"],
             seed=seed, progress=progress, desc=name,
         )
-        results["runs"][name] = {
+        row = {
             "method": "lora" if "targets" in spec else "full",
             "spec": spec,
             "layers": len(lora.lora_layers(model)),
@@ -234,13 +231,22 @@ def _build(recipe, out: Path, smoke: bool, threads: int, progress: bool, quiet: 
             "plain_loss": plain_loss(model),
             "history": {k: history[k] for k in ("train_loss", "eval_step", "val_loss", "best_step")},
         }
-        adapted[name] = model
-        row = results["runs"][name]
         _log(f"  answer ppl {_ppl(row['answer_loss']):.1f}, plain ppl {_ppl(row['plain_loss']):.1f}, "
              f"{row['trainable']:,} trainable, {_mb(memory['total']):.1f} MB, {row['seconds']:.0f} s", quiet)
+        return row
+
+    # 1. Chat fine-tuning, one method at a time, same data, steps and seed.
+    adapted = {}
+    for i, (name, spec) in enumerate(recipe["runs"].items()):
+        _log(f"[2/5] chat fine-tuning {i + 1}/{len(recipe['runs'])}: {name}", quiet)
+        model = copy.deepcopy(base)
+        if "targets" in spec:
+            lora.add_lora(model, spec["targets"], r=spec["r"], alpha=spec["alpha"], seed=seed)
+        results["runs"][name] = run_one(model, spec, name)
+        adapted[name] = model
 
     # 2. Ship the best adapter, measured again on the files as written (float16 on disk).
-    _log("[3/4] writing the best adapter", quiet)
+    _log("[3/5] writing the best adapter", quiet)
     lora_runs = {k: v for k, v in results["runs"].items() if v["method"] == "lora"}
     best = min(lora_runs, key=lambda k: lora_runs[k]["answer_loss"])
     folder_name = f"{recipe['base']}-chat-lora"
@@ -262,12 +268,21 @@ def _build(recipe, out: Path, smoke: bool, threads: int, progress: bool, quiet: 
     }
 
     # 3. Distillation: the small model's architecture, hard labels vs the base model's soft targets.
-    _log("[4/4] distillation: student from hard labels, then from soft targets", quiet)
+    _log("[4/5] distillation: student from hard labels, then from soft targets", quiet)
     results["distill"] = _distillation(recipe, base, data["streams"], models_dir, progress, quiet)
 
-    # 4. QLoRA, if the quantization module exists.
+    # 4. QLoRA: the best LoRA recipe again, on a frozen quantized base (if llmlab.quant is there).
+    results["qlora"] = {}
     if importlib.util.find_spec("llmlab.quant") is not None:
-        _log("[+] QLoRA is not wired yet: llmlab.quant exists but this build does not use it", quiet)
+        from .quant import quantize_model
+
+        spec = recipe["runs"][best]
+        for fmt in recipe["qlora_formats"]:
+            name = f"QLoRA {fmt} ({best[len('LoRA '):]})"
+            _log(f"[5/5] {name}", quiet)
+            model = lora.add_lora(quantize_model(base, fmt), spec["targets"], r=spec["r"], alpha=spec["alpha"], seed=seed)
+            results["qlora"][name] = {"format": fmt, "like": best, "base_answer_loss": answer_loss(quantize_model(base, fmt)),
+                                      **run_one(model, spec, name)}
 
     results.update(
         smoke=smoke, threads=threads, torch=torch.__version__, python=platform.python_version(),
@@ -382,6 +397,29 @@ def _report(r: dict) -> str:
     for s in shipped["samples"]:
         lines += [f"- *{_one_line(s['question'])}*", f"  - with the adapter: {_one_line(s['adapter'])}",
                   f"  - {base} alone: {_one_line(s['base'])}", f"  - reference: {_one_line(s['reference'])}"]
+    if r["qlora"]:
+        like = next(iter(r["qlora"].values()))["like"]
+        lora_row = runs[like]
+        lines += [
+            "",
+            f"## QLoRA: the same LoRA on a frozen quantized {base}",
+            "",
+            "The base's linear layers and embeddings are replaced by `llmlab.quant` layers that keep the weights packed"
+            " (dequantized on the fly at each forward); only A and B train, in float32. Same recipe, steps and seed as"
+            " the LoRA run it copies.",
+            "",
+            "| run | base answer ppl (quantized, no adapter) | answer loss | answer ppl | weights | gradients + AdamW | total | train time |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|",
+            f"| {like} (float32 base) | {_ppl(refs[base]['answer_loss']):.1f} |"
+            f" {lora_row['answer_loss']:.3f} | {_ppl(lora_row['answer_loss']):.1f} | {_mb(lora_row['memory']['weights']):.2f} MB |"
+            f" {_mb(lora_row['memory']['gradients'] + lora_row['memory']['optimizer']):.2f} MB |"
+            f" {_mb(lora_row['memory']['total']):.2f} MB | {lora_row['seconds']:.0f} s |",
+        ]
+        for name, row in r["qlora"].items():
+            m = row["memory"]
+            lines.append(f"| {name} | {_ppl(row['base_answer_loss']):.1f} | {row['answer_loss']:.3f} | {_ppl(row['answer_loss']):.1f} |"
+                         f" {_mb(m['weights']):.2f} MB | {_mb(m['gradients'] + m['optimizer']):.2f} MB | {_mb(m['total']):.2f} MB |"
+                         f" {row['seconds']:.0f} s |")
     d = r["distill"]
     lines += [
         "",

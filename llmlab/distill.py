@@ -38,6 +38,7 @@ import torch.nn.functional as F
 from .functional import log_softmax, softmax
 
 __all__ = [
+    "softmax_xent",
     "distill_loss",
     "distill_train",
     "dpo_loss",
@@ -62,6 +63,25 @@ def _check_float(name: str, value, *, low: float | None = None, high: float | No
 # ----------------------------------------------------------------------------------------------
 # NumPy references (one example or a batch along the last axis)
 # ----------------------------------------------------------------------------------------------
+
+
+def softmax_xent(logits, target: int) -> tuple[float, np.ndarray]:
+    """The hard-label loss and its gradient (F6.5-F6.7): ``(L, dL/dz)`` with ``L = -log p_target``, ``dL/dz = p - y``.
+
+    ``y`` is the one-hot vector of ``target``. The gradient sums to 0 and only the target gets a
+    negative component: a descent step raises the right token's logit and lowers the others in
+    proportion to how much probability they took. For the chapter's logits ``[2, 1, 0]`` and
+    target 1: ``L = 1.407606`` and ``p - y = [0.665241, -0.755272, 0.090031]``.
+    """
+    z = np.asarray(logits, dtype=np.float64)
+    if z.ndim != 1 or z.shape[0] == 0:
+        raise ValueError(f"logits must be a non-empty vector, got shape {z.shape}")
+    if isinstance(target, bool) or not isinstance(target, (int, np.integer)) or not 0 <= target < z.shape[0]:
+        raise ValueError(f"target must be an index in [0, {z.shape[0]}), got {target!r}")
+    p = softmax(z)
+    grad = p.copy()
+    grad[target] -= 1.0
+    return float(-log_softmax(z)[target]), grad
 
 
 def soften(logits, T: float = 1.0) -> np.ndarray:

@@ -146,3 +146,20 @@ def test_sequence_logprob_sums_the_answer_tokens():
     torch.testing.assert_close(distill.sequence_logprob(model, ids, mask), expected, rtol=1e-5, atol=1e-5)
     with pytest.raises(ValueError):
         distill.sequence_logprob(model, ids, torch.ones_like(ids))
+
+
+def test_softmax_xent_reproduces_6_1():
+    loss, grad = distill.softmax_xent([2.0, 1.0, 0.0], 1)
+    assert loss == pytest.approx(1.407606, abs=1e-6)
+    np.testing.assert_allclose(grad, [0.665241, -0.755272, 0.090031], atol=1e-6)
+    assert abs(grad.sum()) < 1e-12 and (grad < 0).sum() == 1
+    # finite differences
+    z = np.array([3.0, -1.0, 0.5, 2.0])
+    eps = 1e-6
+    numeric = [(distill.softmax_xent(z + eps * np.eye(4)[i], 2)[0] - distill.softmax_xent(z - eps * np.eye(4)[i], 2)[0])
+               / (2 * eps) for i in range(4)]
+    np.testing.assert_allclose(distill.softmax_xent(z, 2)[1], numeric, atol=1e-7)
+    loss, _ = distill.softmax_xent([1000.0, 0.0], 1)  # no overflow
+    assert loss == pytest.approx(1000.0)
+    with pytest.raises(ValueError):
+        distill.softmax_xent([1.0, 2.0], 2)

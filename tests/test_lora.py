@@ -391,3 +391,41 @@ def test_adapter_folder_errors(tmp_path):
         lora.load_adapter(tiny(), folder)
     with pytest.raises(TypeError, match="llmlab Transformer"):
         lora.save_adapter(lora.add_lora(torch.nn.Sequential(torch.nn.Linear(4, 4)), ["0"], r=2, alpha=4), tmp_path / "x")
+
+
+# ----------------------------------------------------------------------------------------------
+# QLoRA: LoRA on a frozen quantized base (llmlab.quant)
+# ----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["q8_0", "q4_0"])
+def test_qlora_on_a_quantized_base(fmt, tmp_path):
+    quant = pytest.importorskip("llmlab.quant")
+    float_model = tiny(d_model=64, n_heads=4, n_kv_heads=2)
+    qmodel = quant.quantize_model(float_model, fmt)
+    x = ids()
+    before = qmodel(x)
+    lora.add_lora(qmodel, "attention", r=4, alpha=8)
+    assert len(lora.lora_layers(qmodel)) == 8
+    assert torch.equal(qmodel(x), before)  # B = 0: exactly the quantized model
+    assert all(layer.lora_A.weight.dtype == torch.float32 for layer in lora.lora_layers(qmodel).values())
+    packed = {k: v.clone() for k, v in qmodel.state_dict().items() if ".lora_" not in k}
+    data = torch.arange(400) % 7 + 3
+    history = train(qmodel, data, data, steps=20, batch_size=4, seq_len=16, lr=1e-2, warmup=2, eval_every=20,
+                    weight_decay=0.0, progress=False)
+    assert history["train_loss"][-1] < history["train_loss"][0]
+    for k, v in qmodel.state_dict().items():
+        if k in packed:
+            assert torch.equal(v, packed[k]), k  # the packed codes never move
+    with pytest.raises(TypeError, match="quantized"):
+        lora.merge(qmodel)
+    # memory: the frozen base costs its packed bytes, well under float32 LoRA's
+    float_lora = lora.add_lora(tiny(d_model=64, n_heads=4, n_kv_heads=2), "attention", r=4, alpha=8)
+    assert lora.training_memory(qmodel)["weights"] < 0.75 * lora.training_memory(float_lora)["weights"]
+    assert lora.trainable_summary(qmodel)["trainable"] == lora.trainable_summary(float_lora)["trainable"]
+    # the adapter is an ordinary PEFT folder; its base is the quantized model
+    folder = lora.save_adapter(qmodel, tmp_path / "qlora")
+    again = lora.load_adapter(quant.quantize_model(float_model, fmt), folder)
+    torch.testing.assert_close(again(x), qmodel.eval()(x), rtol=0, atol=1e-5)
+    with pytest.raises(ValueError, match="another base"):
+        lora.load_adapter(copy.deepcopy(float_model), folder)

@@ -116,10 +116,12 @@ class LoRALinear(nn.Module):
         return result + (self.scaling * lora).to(result.dtype)
 
     def _base_weight(self) -> torch.Tensor:
+        # Only a stored floating-point parameter can take the update. A quantized layer's ``weight`` is
+        # a fresh dequantized copy: adding to it would change nothing and look like success.
         weight = getattr(self.base_layer, "weight", None)
-        if not isinstance(weight, torch.Tensor) or not weight.dtype.is_floating_point:
+        if not isinstance(weight, nn.Parameter) or not weight.dtype.is_floating_point:
             raise TypeError(
-                f"cannot merge into a {type(self.base_layer).__name__} without a floating-point weight "
+                f"cannot merge into a {type(self.base_layer).__name__}, which stores no floating-point weight "
                 "(a quantized base): keep the adapter separate, or dequantize the base first"
             )
         return weight
@@ -161,13 +163,18 @@ PRESETS = {
 _HF_ALIASES = {"gate_proj": "gate", "up_proj": "up", "down_proj": "down"}
 
 
+def _is_linear_like(module: nn.Module) -> bool:
+    """A layer that maps ``in_features -> out_features`` (e.g. ``llmlab.quant.QuantizedLinear``)."""
+    return isinstance(getattr(module, "in_features", None), int) and isinstance(getattr(module, "out_features", None), int)
+
+
 def _linear_names(model: nn.Module) -> list[str]:
     """Names of the linear layers LoRA may wrap: every one inside the blocks (not the LM head)."""
     names = []
     for name, module in model.named_modules():
-        if isinstance(module, LoRALinear):
-            names.append(name)
-        elif isinstance(module, nn.Linear) and ".base_layer" not in name and ".lora_" not in name:
+        if ".base_layer" in name or ".lora_" in name:
+            continue
+        if isinstance(module, (LoRALinear, nn.Linear)) or _is_linear_like(module):
             names.append(name)
     return [n for n in names if n != "lm_head"]
 
