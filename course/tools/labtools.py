@@ -27,6 +27,9 @@ REPO_URL = "https://github.com/llmlab-curso/llmlab"  # where Colab fetches labs 
 
 SOLUTION_BEGIN, SOLUTION_END = "### BEGIN SOLUTION", "### END SOLUTION"
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
+# Find-the-bug exercises: the commented-out code between these markers (right after the solution region)
+# is what the release shows in place of nbgrader's stub. See `put_buggy_code`.
+BUGGY_BEGIN, BUGGY_END = "### BEGIN BUGGY", "### END BUGGY"
 
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 LANGUAGE_INFO = {"name": "python", "pygments_lexer": "ipython3"}
@@ -174,6 +177,54 @@ def strip_between(source: str, begin: str, end: str, keep_markers: bool = False)
     return "\n".join(out)
 
 
+def buggy_code(source: str) -> list[str] | None:
+    """The buggy version kept in a find-the-bug answer cell (uncommented lines), or None if it has none.
+
+    In the source the block follows the solution region, every line commented out once:
+
+        ### BEGIN SOLUTION
+        return math.exp(total_loss / n_tokens)
+        ### END SOLUTION
+        ### BEGIN BUGGY
+        # return math.exp(total_loss)
+        ### END BUGGY
+    """
+    lines = source.splitlines()
+    starts = [i for i, line in enumerate(lines) if line.strip() == BUGGY_BEGIN]
+    if not starts:
+        return None
+    ends = [i for i, line in enumerate(lines) if line.strip() == BUGGY_END]
+    if len(starts) != 1 or len(ends) != 1 or ends[0] < starts[0]:
+        raise ValueError(f"a find-the-bug cell needs exactly one {BUGGY_BEGIN} ... {BUGGY_END} block")
+    out = []
+    for line in lines[starts[0] + 1:ends[0]]:
+        indent, rest = re.match(r"(\s*)(.*)", line).groups()
+        if rest and not rest.startswith("#"):
+            raise ValueError(f"every line of the {BUGGY_BEGIN} block must be commented out: {line!r}")
+        text = rest[2:] if rest.startswith("# ") else rest[1:]
+        out.append(indent + text if text else "")
+    return out
+
+
+def put_buggy_code(released_source: str, stub: str) -> str:
+    """Show the buggy code instead of nbgrader's stub in a released find-the-bug cell.
+
+    nbgrader replaced the solution region by `stub` (indented like the region); the buggy block comes right
+    after it. The stub lines are swapped for the uncommented buggy lines and the block disappears.
+    """
+    bug = buggy_code(released_source)
+    if bug is None:
+        return released_source
+    lines = released_source.splitlines()
+    begin = next(i for i, line in enumerate(lines) if line.strip() == BUGGY_BEGIN)
+    end = next(i for i, line in enumerate(lines) if line.strip() == BUGGY_END)
+    stub_lines = [line.strip() for line in stub.split("\n")]
+    start = begin - len(stub_lines)
+    if start < 0 or [line.strip() for line in lines[start:begin]] != stub_lines:
+        raise ValueError(f"the {BUGGY_BEGIN} block must come right after the solution region")
+    return "\n".join(lines[:start] + bug + lines[end + 1:])
+
+
 def secret_lines(nb, min_length: int = 20) -> set[str]:
     """Distinctive lines of solutions and hidden tests: none may appear in student material."""
     public: set[str] = set()
@@ -182,6 +233,7 @@ def secret_lines(nb, min_length: int = 20) -> set[str]:
         src = cell.source
         public_src = strip_between(strip_between(src, SOLUTION_BEGIN, SOLUTION_END), HIDDEN_BEGIN, HIDDEN_END)
         public.update(line.strip() for line in public_src.splitlines())
+        public.update(line.strip() for line in buggy_code(src) or [])  # find-the-bug code is shown on purpose
         inside = False
         for line in src.splitlines():
             s = line.strip()

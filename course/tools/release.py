@@ -3,7 +3,8 @@
     python course/tools/release.py [LAB ...]          # writes labs/
     python course/tools/release.py --to DIR           # writes DIR/<lab>/ instead (used by the tests)
 
-After releasing, the student notebooks are scanned: no solution or hidden-test text may remain.
+Find-the-bug answer cells then show their buggy code in place of the stub (labtools.put_buggy_code). After
+releasing, the student notebooks are scanned: no solution or hidden-test text may remain.
 """
 
 from __future__ import annotations
@@ -37,12 +38,34 @@ def generate(labs: list[str], release_dir: Path | None = None) -> None:
             )
             if proc.returncode != 0:
                 raise RuntimeError(f"nbgrader could not release {lab}:\n{proc.stdout}\n{proc.stderr}")
+    show_buggy_code(labs, release_dir)
+
+
+def nbgrader_code_stub() -> str:
+    """The stub nbgrader writes where a solution was (course/nbgrader_config.py)."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(labtools.COURSE)).load_config()
+    return config.ClearSolutions.code_stub["python"]
+
+
+def show_buggy_code(labs: list[str], release_dir: Path | None = None) -> None:
+    """Find-the-bug exercises: the released answer cell shows the buggy code, not the stub."""
+    stub = nbgrader_code_stub()
+    for lab in labs:
+        path = Path(release_dir or labtools.LABS) / lab / f"{lab}.ipynb"
+        nb = labtools.load_json_notebook(path)
+        for cell in nb.cells:
+            if cell.cell_type == "code":
+                cell.source = labtools.put_buggy_code(cell.source, stub)
+        labtools.write_notebook(nb, path)
 
 
 def leaks(labs: list[str], release_dir: Path) -> list[str]:
     """Solution or hidden-test text found in the released notebooks (empty list: clean)."""
     found = []
-    markers = (labtools.SOLUTION_BEGIN, labtools.SOLUTION_END, labtools.HIDDEN_BEGIN, labtools.HIDDEN_END)
+    markers = (labtools.SOLUTION_BEGIN, labtools.SOLUTION_END, labtools.HIDDEN_BEGIN, labtools.HIDDEN_END,
+               labtools.BUGGY_BEGIN, labtools.BUGGY_END)
     for lab in labs:
         folder = Path(release_dir) / lab
         secrets = labtools.secret_lines(labtools.load_json_notebook(labtools.solution_path(lab)))
