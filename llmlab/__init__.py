@@ -9,7 +9,10 @@ Each module holds one idea of the course, written to be read top to bottom:
 - ``layers``: residual, LayerNorm, RMSNorm, activations and the MLP (NumPy).
 - ``model``: a GPT-2 / Llama style transformer with a KV cache and ``generate`` (PyTorch),
   convertible from and to Hugging Face models (``convert_hf``: ``from_hf``, ``to_hf``).
-- ``lora``: LoRA layers, merging, adapter folders that PEFT loads (and that load PEFT's).
+- ``lora``: LoRA layers, merging, adapter folders that PEFT loads (and that load PEFT's);
+  ``distill``: distillation and DPO losses; ``datasets``: data mixtures, leak-proof splits, contamination,
+  dataset cards; ``adaptation``: which technique to try first, and what "open" means
+  (``build_adapters`` measures real adaptations of the shipped models).
 - ``sampling``: logits processors with Hugging Face semantics, ``Sampler`` and presets.
 - ``constrained``: decoding restricted to choices, integers or a JSON schema.
 - ``tokenizer`` / ``chat``: byte-level BPE and chat templates.

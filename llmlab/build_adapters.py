@@ -39,7 +39,7 @@ from pathlib import Path
 
 import torch
 
-from . import corpus, distill, lora, pretrained
+from . import __version__, corpus, distill, lora, pretrained
 from .chat import STOP_TOKENS, encode_chat
 from .datasets import contamination_rate, dataset_card
 from .model import ModelConfig, Transformer, count_parameters, generate
@@ -56,17 +56,17 @@ __all__ = ["FULL", "SMOKE", "build", "main"]
 # forgets.
 
 FULL = {
-    "threads": 2,
+    "threads": 1,  # one thread: on a shared machine a second one mostly spins (and the run stays repeatable)
     "seed": 1234,
     "base": "es-base",
     "chat_model": "es-chat",
     "student_like": "es-mini",
     "sft": dict(steps=120, batch_size=8, seq_len=256, warmup=10, eval_every=20, grad_clip=1.0),
     "runs": {
-        "LoRA attention r=8": dict(targets="attention", r=8, alpha=16, lr=3e-3, weight_decay=0.0),
-        "LoRA attention r=16": dict(targets="attention", r=16, alpha=32, lr=3e-3, weight_decay=0.0),
-        "LoRA attention+MLP r=16": dict(targets="all-linear", r=16, alpha=32, lr=3e-3, weight_decay=0.0),
-        "full fine-tuning": dict(lr=5e-4, weight_decay=0.1),
+        "LoRA atención r=8": dict(targets="attention", r=8, alpha=16, lr=1e-2, weight_decay=0.0),
+        "LoRA atención r=16": dict(targets="attention", r=16, alpha=32, lr=1e-2, weight_decay=0.0),
+        "LoRA atención+MLP r=16": dict(targets="all-linear", r=16, alpha=32, lr=5e-3, weight_decay=0.0),
+        "ajuste completo": dict(lr=5e-4, weight_decay=0.1),
     },
     "distill": dict(steps=300, batch_size=8, seq_len=256, lr=3e-3, warmup=30, eval_every=50, T=2.0, lam=0.5),
     "qlora_formats": ["q8_0", "q4_0"],
@@ -79,9 +79,9 @@ SMOKE = {
     "threads": 1,
     "sft": dict(steps=3, batch_size=2, seq_len=64, warmup=1, eval_every=3, grad_clip=1.0),
     "runs": {
-        "LoRA attention r=2": dict(targets="attention", r=2, alpha=4, lr=3e-3, weight_decay=0.0),
-        "LoRA attention+MLP r=2": dict(targets="all-linear", r=2, alpha=4, lr=3e-3, weight_decay=0.0),
-        "full fine-tuning": dict(lr=5e-4, weight_decay=0.1),
+        "LoRA atención r=2": dict(targets="attention", r=2, alpha=4, lr=1e-2, weight_decay=0.0),
+        "LoRA atención+MLP r=2": dict(targets="all-linear", r=2, alpha=4, lr=1e-2, weight_decay=0.0),
+        "ajuste completo": dict(lr=5e-4, weight_decay=0.1),
     },
     "distill": dict(steps=3, batch_size=2, seq_len=64, lr=3e-3, warmup=1, eval_every=3, T=2.0, lam=0.5),
     "qlora_formats": ["q4_0"],
@@ -138,21 +138,22 @@ def _chat_data(recipe: dict, tok) -> dict:
 
 def _card(chats: dict, sft: dict) -> dict:
     questions = {split: [c[-2]["content"] for c in convs] for split, convs in chats.items()}
+    # The values are Spanish: lab 06 prints this card to students.
+    rate = contamination_rate(questions["train"], questions["validation"])
     return dataset_card(
-        name="llmlab chat (qa.jsonl)",
-        version="as shipped in llmlab/data/chat/qa.jsonl (split by SHA-256 of each conversation, 1 in 10 to validation)",
-        provenance="question/answer conversations written for the course by its authors (llmlab.corpus)",
-        format="one JSON object per line: {'messages': [{'role': 'user', ...}, {'role': 'assistant', ...}]}",
-        size=(f"{len(chats['train'])} train / {len(chats['validation'])} validation conversations; "
-              f"{int(sft['train'][1].sum())} / {int(sft['validation'][1].sum())} answer tokens"),
-        quality="written by hand; answers short and checked; no automatic filtering",
-        license="CC BY 4.0 (the course corpus licence)",
-        coverage="Spanish; definitions, arithmetic, spelling, everyday advice, refusals",
-        gaps="no long answers, no multi-turn dialogue, no code, no other languages",
-        risks="tiny and written by few people: narrow style; some questions repeat with small changes",
-        contamination=(f"{contamination_rate(questions['train'], questions['validation']):.1%} of validation questions "
-                       "also appear (normalised) in train"),
-        traceability="rebuild with python -m llmlab.build_adapters; the split rule is in llmlab.corpus",
+        name="conversaciones del curso (llmlab/data/chat/qa.jsonl)",
+        version=f"la del paquete llmlab {__version__}; partición por SHA-256 de cada conversación (1 de cada 10 a validación)",
+        provenance="preguntas y respuestas escritas para el curso por sus autores (llmlab.corpus)",
+        format="una conversación JSON por línea: mensajes de usuario y de asistente",
+        size=(f"{len(chats['train'])} conversaciones de entrenamiento y {len(chats['validation'])} de validación; "
+              f"{int(sft['train'][1].sum())} y {int(sft['validation'][1].sum())} tokens de respuesta"),
+        quality="escritas a mano, respuestas breves; sin filtrado automático",
+        license="CC BY 4.0, como el corpus del curso",
+        coverage="español; definiciones, cuentas, ortografía, consejos cotidianos, negativas",
+        gaps="sin respuestas largas, sin diálogos de varios turnos, sin código, sin otros idiomas",
+        risks="pequeño y escrito por pocas personas: estilo estrecho; hay preguntas parecidas entre sí",
+        contamination=f"{100 * rate:.1f} % de las preguntas de validación aparecen (normalizadas) en entrenamiento",
+        traceability="python -m llmlab.build_adapters lo reconstruye; la regla de partición está en llmlab.corpus",
     )
 
 
@@ -278,7 +279,7 @@ def _build(recipe, out: Path, smoke: bool, threads: int, progress: bool, quiet: 
 
         spec = recipe["runs"][best]
         for fmt in recipe["qlora_formats"]:
-            name = f"QLoRA {fmt} ({best[len('LoRA '):]})"
+            name = f"QLoRA {fmt} ({best[len('LoRA '):]})"  # e.g. "QLoRA q4_0 (atención+MLP r=16)"
             _log(f"[5/5] {name}", quiet)
             model = lora.add_lora(quantize_model(base, fmt), spec["targets"], r=spec["r"], alpha=spec["alpha"], seed=seed)
             results["qlora"][name] = {"format": fmt, "like": best, "base_answer_loss": answer_loss(quantize_model(base, fmt)),
@@ -302,7 +303,7 @@ def _distillation(recipe, teacher, streams, models_dir, progress, quiet) -> dict
     like = recipe["student_like"]
     student_config = ModelConfig.from_dict(pretrained.info(like, models_dir=models_dir)["config"])
     runs = {}
-    for label, lam in (("hard labels", 0.0), ("soft targets", spec["lam"])):
+    for label, lam in (("hard", 0.0), ("soft", spec["lam"])):
         torch.manual_seed(recipe["seed"])  # the same initial student for both
         student = Transformer(student_config)
         history = distill.distill_train(
@@ -434,8 +435,9 @@ def _report(r: dict) -> str:
         "|---|---:|---:|---:|---:|",
     ]
     for label, row in d["runs"].items():
+        label = "hard labels only (λ = 0)" if label == "hard" else f"soft targets (λ = {row['lam']:g})"
         lines.append(f"| {label} | {row['val_loss']:.3f} | {_ppl(row['val_loss']):.1f} | {row['best_step']} | {row['seconds']:.0f} s |")
-    hard, soft = d["runs"]["hard labels"]["val_loss"], d["runs"]["soft targets"]["val_loss"]
+    hard, soft = d["runs"]["hard"]["val_loss"], d["runs"]["soft"]["val_loss"]
     verdict = "helped" if soft < hard else "did not help"
     lines += [
         "",
@@ -472,7 +474,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m llmlab.build_adapters", description=__doc__.split("\n\n")[0])
     parser.add_argument("--smoke", action="store_true", help="a few steps on a slice of the data (seconds)")
     parser.add_argument("--out", help="output folder (default: llmlab/data/adapters, or a temporary folder with --smoke)")
-    parser.add_argument("--threads", type=int, help="torch CPU threads (default: 2)")
+    parser.add_argument("--threads", type=int, help="torch CPU threads (default: 1)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     args = parser.parse_args(argv)
     if args.threads is not None and args.threads < 1:

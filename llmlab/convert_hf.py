@@ -36,7 +36,16 @@ from torch import nn
 
 from llmlab.model import ModelConfig, Transformer
 
-__all__ = ["from_hf", "config_from_hf", "hf_config", "hf_linear_name", "linear_name_from_hf", "to_hf"]
+__all__ = [
+    "config_from_hf",
+    "from_hf",
+    "fused_qkv_name",
+    "hf_config",
+    "hf_linear_name",
+    "linear_name_from_hf",
+    "qkv_names_from_hf",
+    "to_hf",
+]
 
 SUPPORTED = "GPT2LMHeadModel (model_type 'gpt2') and LlamaForCausalLM (model_type 'llama')"
 
@@ -50,8 +59,11 @@ LLAMA_LINEARS = {
     "mlp.up": "mlp.up_proj",
     "mlp.down": "mlp.down_proj",
 }
-# GPT-2 (inside ``transformer.h.N``) fuses q, k and v into one Conv1D, c_attn: they have no HF name of their own.
+# GPT-2 (inside ``transformer.h.N``) fuses q, k and v into one Conv1D, c_attn, whose output is the three
+# projections side by side (in this order); the other linear layers map one to one.
 GPT2_LINEARS = {"attn.o_proj": "attn.c_proj", "mlp.up": "mlp.c_fc", "mlp.down": "mlp.c_proj"}
+GPT2_QKV = ("attn.q_proj", "attn.k_proj", "attn.v_proj")
+GPT2_FUSED = "attn.c_attn"
 
 
 def _unsupported(what: str) -> ValueError:
@@ -248,16 +260,43 @@ def _layer_table(config: ModelConfig) -> tuple[str, dict[str, str]]:
     raise ValueError(f"only GPT-2-style and Llama-style configs have Hugging Face names, got {config}")
 
 
+def _block_of(name: str, config: ModelConfig) -> tuple[str, str] | None:
+    block, _, layer = name.partition(".")[2].partition(".")
+    if name.startswith("blocks.") and block.isdigit() and int(block) < config.n_layers:
+        return block, layer
+    return None
+
+
 def hf_linear_name(config: ModelConfig, name: str) -> str:
     """The HF module name of an llmlab linear layer: ``blocks.3.attn.q_proj`` -> ``model.layers.3.self_attn.q_proj``."""
     prefix, table = _layer_table(config)
-    block, _, layer = name.partition(".")[2].partition(".")
-    if not name.startswith("blocks.") or not block.isdigit() or int(block) >= config.n_layers:
+    found = _block_of(name, config)
+    if found is None:
         raise ValueError(f"{name!r} is not a layer of a block (expected blocks.N.attn.q_proj, ..., N < {config.n_layers})")
+    block, layer = found
     if layer not in table:
         fused = " (GPT-2 fuses q, k and v into one c_attn layer)" if prefix == "transformer.h" else ""
         raise ValueError(f"layer {name!r} has no Hugging Face counterpart{fused}; known: {sorted(table)}")
     return f"{prefix}.{block}.{table[layer]}"
+
+
+def fused_qkv_name(config: ModelConfig, name: str) -> str | None:
+    """GPT-2's fused layer holding ``name`` (``blocks.3.attn.k_proj`` -> ``transformer.h.3.attn.c_attn``), else None."""
+    prefix, _ = _layer_table(config)
+    found = _block_of(name, config)
+    if prefix != "transformer.h" or found is None or found[1] not in GPT2_QKV:
+        return None
+    return f"{prefix}.{found[0]}.{GPT2_FUSED}"
+
+
+def qkv_names_from_hf(config: ModelConfig, hf_name: str) -> list[str] | None:
+    """The llmlab q, k, v layers inside GPT-2's fused ``transformer.h.N.attn.c_attn``, else None."""
+    prefix, _ = _layer_table(config)
+    rest = hf_name[len(prefix) + 1:] if prefix == "transformer.h" and hf_name.startswith(prefix + ".") else ""
+    block, _, layer = rest.partition(".")
+    if not block.isdigit() or int(block) >= config.n_layers or layer != GPT2_FUSED:
+        return None
+    return [f"blocks.{block}.{name}" for name in GPT2_QKV]
 
 
 def linear_name_from_hf(config: ModelConfig, hf_name: str) -> str:

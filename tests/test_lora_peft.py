@@ -185,13 +185,30 @@ def test_peft_adapter_loads_in_llmlab(tmp_path, rslora):
     torch.testing.assert_close(again(x).logits, expected, rtol=0, atol=ATOL)
 
 
+def test_rank_and_alpha_patterns_both_ways(tmp_path):
+    hf = hf_llama()
+    config = peft.LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj", "down_proj"], init_lora_weights=False,
+                             rank_pattern={"v_proj": 2, "model.layers.1.mlp.down_proj": 6}, alpha_pattern={"down_proj": 3})
+    pm = peft.get_peft_model(copy.deepcopy(hf), config).eval()
+    pm.save_pretrained(str(tmp_path / "peft"))
+    ours = lora.load_adapter(from_hf(hf), tmp_path / "peft")
+    layers = lora.lora_layers(ours)
+    assert layers["blocks.0.attn.v_proj"].r == 2 and layers["blocks.1.mlp.down"].r == 6 and layers["blocks.0.mlp.down"].r == 4
+    assert layers["blocks.0.mlp.down"].alpha == 3 and layers["blocks.0.attn.q_proj"].alpha == 8
+    x = ids()
+    expected = pm(x).logits
+    torch.testing.assert_close(ours(x), expected, rtol=0, atol=ATOL)
+    lora.save_adapter(ours, tmp_path / "again")  # mixed ranks go back into rank_pattern / alpha_pattern
+    again = peft.PeftModel.from_pretrained(copy.deepcopy(hf), str(tmp_path / "again")).eval()
+    torch.testing.assert_close(again(x).logits, expected, rtol=0, atol=ATOL)
+
+
 def test_peft_options_we_do_not_implement_are_refused(tmp_path):
     hf = hf_llama()
-    pm = peft.get_peft_model(copy.deepcopy(hf), peft.LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"],
-                                                                rank_pattern={"v_proj": 2}))
-    pm.save_pretrained(str(tmp_path / "pattern"))
-    with pytest.raises(ValueError, match="rank_pattern"):
-        lora.load_adapter(from_hf(hf), tmp_path / "pattern")
+    pm = peft.get_peft_model(copy.deepcopy(hf), peft.LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj"], use_dora=True))
+    pm.save_pretrained(str(tmp_path / "dora"))
+    with pytest.raises(ValueError, match="use_dora"):
+        lora.load_adapter(from_hf(hf), tmp_path / "dora")
 
 
 def test_gpt2_adapter_loads_in_peft_with_fan_in_fan_out(tmp_path):
@@ -205,5 +222,32 @@ def test_gpt2_adapter_loads_in_peft_with_fan_in_fan_out(tmp_path):
     torch.testing.assert_close(pm(x).logits, ours(x), rtol=0, atol=ATOL)
     back = lora.load_adapter(from_hf(hf), folder)
     torch.testing.assert_close(back(x), ours(x), rtol=0, atol=0)
-    with pytest.raises(ValueError, match="c_attn"):
-        lora.save_adapter(lora.add_lora(from_hf(hf), ["q_proj"], r=2, alpha=4), tmp_path / "qkv")
+
+
+@pytest.mark.parametrize("rslora", [False, True])
+def test_gpt2_q_k_v_become_one_lora_on_c_attn(tmp_path, rslora):
+    hf = hf_gpt2()
+    ours = random_lora_(lora.add_lora(from_hf(hf), ["q_proj", "v_proj", "o_proj"], r=4, alpha=8, use_rslora=rslora)).eval()
+    folder = lora.save_adapter(ours, tmp_path / "qv")
+    config = json.loads((folder / "adapter_config.json").read_text())
+    assert "attn.c_attn" in config["target_modules"] and set(config["rank_pattern"].values()) == {8}
+    pm = peft.PeftModel.from_pretrained(copy.deepcopy(hf), str(folder)).eval()
+    x = ids()
+    torch.testing.assert_close(pm(x).logits, ours(x), rtol=0, atol=ATOL)
+    back = lora.load_adapter(from_hf(hf), folder)  # split back into the original layers and ranks
+    assert sorted(lora.lora_layers(back)) == sorted(lora.lora_layers(ours))
+    assert all(layer.r == 4 for layer in lora.lora_layers(back).values())
+    torch.testing.assert_close(back(x), ours(x), rtol=0, atol=ATOL)
+
+
+def test_peft_c_attn_adapter_loads_in_llmlab(tmp_path):
+    hf = hf_gpt2()
+    config = peft.LoraConfig(r=4, lora_alpha=8, target_modules=["c_attn"], fan_in_fan_out=True, init_lora_weights=False)
+    pm = peft.get_peft_model(copy.deepcopy(hf), config).eval()
+    pm.save_pretrained(str(tmp_path / "peft"))
+    ours = lora.load_adapter(from_hf(hf), tmp_path / "peft")
+    assert len(lora.lora_layers(ours)) == 2 * 3  # q, k and v of both blocks, sharing the fused A
+    x = ids()
+    expected = pm(x).logits
+    assert (expected - hf(x).logits).abs().max() > 0.1
+    torch.testing.assert_close(ours(x), expected, rtol=0, atol=ATOL)

@@ -59,6 +59,7 @@ from .folders import (
     read_adapter_config,
     save_adapter,
     shipped_adapter,
+    shipped_results,
 )
 from .layer import (
     PRESETS,
@@ -92,6 +93,7 @@ __all__ = [
     "read_adapter_config",
     "save_adapter",
     "shipped_adapter",
+    "shipped_results",
     "trainable_summary",
     "training_memory",
     "unload",

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
+import re
+from collections import Counter
 from importlib import resources
 from pathlib import Path
 
@@ -28,6 +31,7 @@ __all__ = [
     "read_adapter_config",
     "save_adapter",
     "shipped_adapter",
+    "shipped_results",
 ]
 
 ADAPTER_CONFIG = "adapter_config.json"
@@ -75,12 +79,82 @@ def _model_config(model: nn.Module):
     return config
 
 
-def _layer_settings(layers: dict[str, LoRALinear]) -> tuple[int, float, bool, float]:
-    """The (r, alpha, use_rslora, dropout) shared by every layer (PEFT folders here use one setting)."""
-    settings = {(m.r, m.alpha, m.use_rslora, m.dropout_p) for m in layers.values()}
-    if len(settings) != 1:
-        raise ValueError(f"the LoRA layers use different settings {sorted(settings)}; an adapter folder needs one")
-    return settings.pop()
+# ----------------------------------------------------------------------------------------------
+# The PEFT view of an adapter: one entry per Hugging Face module
+# ----------------------------------------------------------------------------------------------
+# Each entry is (A, B, r, alpha). Llama-style layers map one to one. GPT-2 fuses q, k and v into one
+# Conv1D, c_attn, whose output is the three projections side by side: LoRA on q and v becomes one LoRA
+# on c_attn whose A stacks A_q and A_v and whose B puts B_q and B_v in their blocks of rows (zeros
+# elsewhere), with the ranks added up. Same function, exactly.
+
+
+def _pattern(patterns: dict, name: str, default):
+    """PEFT's ``rank_pattern`` / ``alpha_pattern`` rule: the first key that matches the end of ``name``."""
+    for key, value in (patterns or {}).items():
+        if re.match(rf"(.*\.)?({key})$", name):
+            return value
+    return default
+
+
+def _peft_entries(config, layers: dict[str, LoRALinear]) -> tuple[dict, dict]:
+    """``{hf module: (A, B, r, alpha)}`` for the model's LoRA layers, and how fused GPT-2 entries split back."""
+    from ..convert_hf import GPT2_QKV, fused_qkv_name, hf_linear_name
+
+    entries, fused = {}, {}
+    for name, layer in layers.items():
+        A, B = layer.lora_A.weight.detach(), layer.lora_B.weight.detach()
+        fused_name = fused_qkv_name(config, name)
+        if fused_name is None:
+            entries[hf_linear_name(config, name)] = (A, B, layer.r, layer.alpha)
+        else:
+            fused.setdefault(fused_name, []).append((name, layer))
+    for hf_name, parts in fused.items():
+        R = sum(layer.r for _, layer in parts)
+        first = parts[0][1]
+        # Choose the fused alpha so that its scaling equals the parts' (they share theirs: checked by the caller).
+        alpha = first.scaling * (math.sqrt(R) if first.use_rslora else R)
+        d = parts[0][1].out_features
+        A = torch.cat([layer.lora_A.weight.detach() for _, layer in parts])
+        B = torch.zeros(3 * d, R, dtype=A.dtype)
+        col = 0
+        for name, layer in parts:
+            row = GPT2_QKV.index(name.split(".", 2)[2]) * d
+            B[row:row + d, col:col + layer.r] = layer.lora_B.weight.detach()
+            col += layer.r
+        entries[hf_name] = (A, B, R, alpha)
+    layout = {hf: [[n, layer.r, layer.alpha] for n, layer in parts] for hf, parts in fused.items()}
+    return entries, layout
+
+
+def _llmlab_entries(config, entries: dict, layout: dict) -> dict:
+    """Inverse of ``_peft_entries``: ``{llmlab layer: (A, B, r, alpha)}``.
+
+    A fused GPT-2 entry written here is split back into the layers it came from (``layout``); one
+    written by PEFT gives q, k and v each the whole A and their block of B rows (the same function).
+    """
+    from ..convert_hf import GPT2_QKV, linear_name_from_hf, qkv_names_from_hf
+
+    out = {}
+    for hf_name, (A, B, r, alpha) in entries.items():
+        parts = qkv_names_from_hf(config, hf_name)
+        if parts is None:
+            out[linear_name_from_hf(config, hf_name)] = (A, B, r, alpha)
+            continue
+        d = B.shape[0] // 3
+        if hf_name in layout:
+            col = 0
+            for name, r_part, alpha_part in layout[hf_name]:
+                row = GPT2_QKV.index(name.split(".", 2)[2]) * d
+                out[name] = (A[col:col + r_part], B[row:row + d, col:col + r_part], r_part, alpha_part)
+                col += r_part
+        else:
+            for i, name in enumerate(parts):
+                out[name] = (A, B[i * d:(i + 1) * d], r, alpha)
+    return out
+
+
+def _number(x: float):
+    return int(x) if float(x).is_integer() else float(x)
 
 
 def save_adapter(model: nn.Module, path: str | os.PathLike, *, base_name: str | None = None,
@@ -89,13 +163,13 @@ def save_adapter(model: nn.Module, path: str | os.PathLike, *, base_name: str | 
 
     Tensor names are PEFT's (``base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight``
     for the Llama-style layer ``blocks.0.attn.q_proj``), so ``PeftModel.from_pretrained`` loads the
-    folder onto the Hugging Face export of the base (``llmlab.convert_hf.to_hf``). The safetensors
-    metadata add what PEFT does not keep: the base's fingerprint (``base_fingerprint``), its name
-    and the llmlab layer names. Only ``A`` and ``B`` are written (a few hundred KB, not the model).
-    An adapter must be unmerged to be saved (merged, the base weights are no longer the base).
+    folder onto the Hugging Face export of the base (``llmlab.convert_hf.to_hf``). Layers with
+    another rank or alpha than the most common one go to PEFT's ``rank_pattern`` / ``alpha_pattern``;
+    GPT-2's q, k and v become one LoRA on its fused ``c_attn``. The safetensors metadata add what
+    PEFT does not keep: the base's fingerprint (``base_fingerprint``), its name and the llmlab layer
+    names. Only ``A`` and ``B`` are written (a few hundred KB, not the model). An adapter must be
+    unmerged to be saved (merged, the base weights are no longer the base).
     """
-    from ..convert_hf import hf_linear_name  # the PEFT key names are the HF module names
-
     config = _model_config(model)
     layers = lora_layers(model)
     if not layers:
@@ -106,28 +180,34 @@ def save_adapter(model: nn.Module, path: str | os.PathLike, *, base_name: str | 
         raise TypeError(f"base_name must be a str or None, got {type(base_name).__name__}")
     if dtype not in (torch.float32, torch.float16, torch.bfloat16):
         raise ValueError(f"dtype must be float32, float16 or bfloat16, got {dtype}")
-    r, alpha, use_rslora, dropout = _layer_settings(layers)
-    hf_names = {name: hf_linear_name(config, name) for name in layers}
+    shared = {(m.use_rslora, m.dropout_p) for m in layers.values()}
+    if len(shared) != 1:
+        raise ValueError(f"the LoRA layers mix (use_rslora, dropout) settings {sorted(shared)}; a PEFT folder has one")
+    use_rslora, dropout = shared.pop()
+    if config.pos_encoding == "learned" and len({m.scaling for n, m in layers.items() if ".attn." in n
+                                                  and n.rsplit(".", 1)[1] in ("q_proj", "k_proj", "v_proj")}) > 1:
+        raise ValueError("GPT-2 fuses q, k and v into one layer: their LoRA layers must share one scaling alpha/r")
+    entries, layout = _peft_entries(config, layers)
+    ranks, alphas = Counter(e[2] for e in entries.values()), Counter(e[3] for e in entries.values())
+    r, alpha = ranks.most_common(1)[0][0], alphas.most_common(1)[0][0]
     tensors = {}
-    for name, layer in layers.items():
-        prefix = "base_model.model." + hf_names[name]
-        tensors[prefix + ".lora_A.weight"] = layer.lora_A.weight.detach().to(dtype)
-        tensors[prefix + ".lora_B.weight"] = layer.lora_B.weight.detach().to(dtype)
+    for hf_name, (A, B, _, _) in entries.items():
+        tensors[f"base_model.model.{hf_name}.lora_A.weight"] = A.to(dtype).contiguous()
+        tensors[f"base_model.model.{hf_name}.lora_B.weight"] = B.to(dtype).contiguous()
     # PEFT matches a target by the end of the module name: "q_proj" (Llama) or "attn.c_proj" (GPT-2,
     # where the attention and the MLP both have a c_proj).
     keep = 2 if config.pos_encoding == "learned" else 1
-    short_names = sorted({".".join(n.split(".")[-keep:]) for n in hf_names.values()})
     peft_config = {
-        # The fields every PEFT version since 0.6 reads; nothing else, so older versions load it too.
+        # The fields every PEFT version since 0.7 reads; nothing else, so older versions load it too.
         "peft_type": "LORA",
         "task_type": "CAUSAL_LM",
         "base_model_name_or_path": base_name,
         "revision": None,
         "inference_mode": True,
         "r": r,
-        "lora_alpha": int(alpha) if float(alpha).is_integer() else alpha,
+        "lora_alpha": _number(alpha),
         "lora_dropout": dropout,
-        "target_modules": short_names,
+        "target_modules": sorted({".".join(n.split(".")[-keep:]) for n in entries}),
         "bias": "none",
         "fan_in_fan_out": config.pos_encoding == "learned",  # GPT-2's Conv1D stores [in, out]
         "use_rslora": use_rslora,
@@ -136,8 +216,8 @@ def save_adapter(model: nn.Module, path: str | os.PathLike, *, base_name: str | 
         "modules_to_save": None,
         "layers_to_transform": None,
         "layers_pattern": None,
-        "rank_pattern": {},
-        "alpha_pattern": {},
+        "rank_pattern": {re.escape(n): e[2] for n, e in sorted(entries.items()) if e[2] != r},
+        "alpha_pattern": {re.escape(n): _number(e[3]) for n, e in sorted(entries.items()) if e[3] != alpha},
     }
     metadata = {
         "format": "pt",
@@ -145,6 +225,8 @@ def save_adapter(model: nn.Module, path: str | os.PathLike, *, base_name: str | 
         "llmlab.base_name": base_name or "",
         "llmlab.layers": json.dumps(sorted(layers)),
     }
+    if layout:
+        metadata["llmlab.fused"] = json.dumps(layout, sort_keys=True)
     folder = Path(path)
     folder.mkdir(parents=True, exist_ok=True)
     _safetensors.save_file(tensors, folder / ADAPTER_WEIGHTS, metadata=metadata)
@@ -175,8 +257,6 @@ def _check_peft_config(config: dict) -> None:
     unsupported = {
         "use_dora": (config.get("use_dora"), (False, None)),
         "bias": (config.get("bias", "none"), ("none",)),
-        "rank_pattern": (config.get("rank_pattern") or {}, ({},)),
-        "alpha_pattern": (config.get("alpha_pattern") or {}, ({},)),
         "modules_to_save": (config.get("modules_to_save"), (None, [])),
         "lora_bias": (config.get("lora_bias", False), (False,)),
     }
@@ -185,21 +265,44 @@ def _check_peft_config(config: dict) -> None:
             raise ValueError(f"adapter option {key}={value!r} is not supported by llmlab.lora (supported: {allowed})")
 
 
+def _read_entries(path: Path, info: dict) -> dict:
+    """``{hf module: (A, B, r, alpha)}`` from the weights file, ranks checked against the config."""
+    tensors = _safetensors.load_file(path / ADAPTER_WEIGHTS)
+    pairs: dict[str, dict[str, torch.Tensor]] = {}
+    for key, tensor in tensors.items():
+        for part in ("lora_A", "lora_B"):
+            suffix = f".{part}.weight"
+            if key.startswith("base_model.model.") and key.endswith(suffix):
+                pairs.setdefault(key[len("base_model.model."):-len(suffix)], {})[part] = tensor
+                break
+        else:
+            raise ValueError(f"unexpected tensor {key!r} in the adapter (only lora_A / lora_B weights are supported)")
+    entries = {}
+    for hf_name, pair in pairs.items():
+        if set(pair) != {"lora_A", "lora_B"}:
+            raise ValueError(f"layer {hf_name}: the adapter has {sorted(pair)} but needs both lora_A and lora_B")
+        A, B = pair["lora_A"], pair["lora_B"]
+        r = int(_pattern(info.get("rank_pattern"), hf_name, info["r"]))
+        if A.dim() != 2 or B.dim() != 2 or A.shape[0] != r or B.shape[1] != r:
+            raise ValueError(f"layer {hf_name}: lora_A {tuple(A.shape)} / lora_B {tuple(B.shape)} do not match r={r}")
+        entries[hf_name] = (A, B, r, float(_pattern(info.get("alpha_pattern"), hf_name, info["lora_alpha"])))
+    return entries
+
+
 @torch.no_grad()
 def load_adapter(model: nn.Module, path: str | os.PathLike, *, check_base: bool = True,
                  trainable: bool = False) -> nn.Module:
     """Load an adapter folder (written here or by PEFT) onto ``model`` and return it (in place).
 
-    The folder's layers get ``LoRALinear`` wrappers with its ``A``, ``B`` and scaling; a model
-    that already has LoRA layers on the same layers has them replaced (adapter swapping, the base
-    stays shared). Errors, each with a clear message: the base is not the one the adapter was
-    trained on (its fingerprint differs; ``check_base=False`` skips this check, for PEFT folders
-    there is no fingerprint to check), a layer the adapter targets does not exist or has another
-    shape, the model already carries an adapter on other layers, or the folder uses PEFT options
-    not implemented here. ``trainable=True`` leaves ``A`` and ``B`` trainable.
+    The folder's layers get ``LoRALinear`` wrappers with its ``A``, ``B`` and scaling (per layer,
+    following PEFT's ``rank_pattern`` / ``alpha_pattern``); a model that already has LoRA layers on
+    the same layers has them replaced (adapter swapping, the base stays shared). Errors, each with a
+    clear message: the base is not the one the adapter was trained on (its fingerprint differs;
+    ``check_base=False`` skips this check, for PEFT folders there is no fingerprint to check), a
+    layer the adapter targets does not exist or has another shape, the model already carries an
+    adapter on other layers, or the folder uses PEFT options not implemented here (DoRA, biases,
+    ``modules_to_save``). ``trainable=True`` leaves ``A`` and ``B`` trainable.
     """
-    from ..convert_hf import linear_name_from_hf
-
     config = _model_config(model)
     info = read_adapter_config(path)
     _check_peft_config(info)
@@ -212,41 +315,24 @@ def load_adapter(model: nn.Module, path: str | os.PathLike, *, check_base: bool 
                 f"fingerprint {saved[:12]}...; this model's is {actual[:12]}...). An adapter only works on its "
                 "own base: load the right base, or pass check_base=False if you know what you are doing"
             )
-    tensors = _safetensors.load_file(Path(path) / ADAPTER_WEIGHTS)
-    pairs: dict[str, dict[str, torch.Tensor]] = {}
-    for key, tensor in tensors.items():
-        for part in ("lora_A", "lora_B"):
-            suffix = f".{part}.weight"
-            if key.startswith("base_model.model.") and key.endswith(suffix):
-                hf_name = key[len("base_model.model."):-len(suffix)]
-                pairs.setdefault(linear_name_from_hf(config, hf_name), {})[part] = tensor
-                break
-        else:
-            raise ValueError(f"unexpected tensor {key!r} in the adapter (only lora_A / lora_B weights are supported)")
-    for name, pair in pairs.items():
-        if set(pair) != {"lora_A", "lora_B"}:
-            raise ValueError(f"layer {name}: the adapter has {sorted(pair)} but needs both lora_A and lora_B")
+    layout = json.loads(info["llmlab"].get("fused", "{}"))
+    adapter = _llmlab_entries(config, _read_entries(Path(path), info), layout)
 
     existing = lora_layers(model)
-    if existing and set(existing) != set(pairs):
+    if existing and set(existing) != set(adapter):
         raise ValueError(
             f"the model carries an adapter on other layers ({sorted(existing)[:3]}...) than this one "
-            f"({sorted(pairs)[:3]}...): target modules differ; unload(model, merge=False) first"
+            f"({sorted(adapter)[:3]}...): target modules differ; unload(model, merge=False) first"
         )
     if any(m.merged for m in existing.values()):
         raise ValueError("the model's current adapter is merged: unmerge(model) before loading another one")
-    r_default, alpha = int(info["r"]), float(info["lora_alpha"])
     use_rslora, dropout = bool(info.get("use_rslora", False)), float(info.get("lora_dropout", 0.0))
     modules = {}
-    for name, pair in pairs.items():  # check everything before changing the model
+    for name, (A, B, r, alpha) in adapter.items():  # check everything before changing the model
         try:
             base = existing[name].base_layer if name in existing else model.get_submodule(name)
         except AttributeError:
             raise ValueError(f"the adapter targets layer {name!r}, which this model does not have") from None
-        A, B = pair["lora_A"], pair["lora_B"]
-        r = A.shape[0]
-        if A.dim() != 2 or B.dim() != 2 or B.shape[1] != r or r != r_default:
-            raise ValueError(f"layer {name}: lora_A {tuple(A.shape)} / lora_B {tuple(B.shape)} do not match r={r_default}")
         if (A.shape[1], B.shape[0]) != (getattr(base, "in_features", None), getattr(base, "out_features", None)):
             raise ValueError(
                 f"layer {name}: the adapter is for a {B.shape[0]} x {A.shape[1]} matrix, the model's is "
@@ -256,13 +342,26 @@ def load_adapter(model: nn.Module, path: str | os.PathLike, *, check_base: bool 
     for p in model.parameters():
         p.requires_grad_(False)
     for name, base in modules.items():
-        layer = LoRALinear(base, r_default, alpha, dropout=dropout, use_rslora=use_rslora)
-        layer.lora_A.weight.copy_(pairs[name]["lora_A"])
-        layer.lora_B.weight.copy_(pairs[name]["lora_B"])
+        A, B, r, alpha = adapter[name]
+        layer = LoRALinear(base, r, alpha, dropout=dropout, use_rslora=use_rslora)
+        layer.lora_A.weight.copy_(A)
+        layer.lora_B.weight.copy_(B)
         layer.lora_A.weight.requires_grad_(trainable)
         layer.lora_B.weight.requires_grad_(trainable)
         _set_module(model, name, layer)
     return model
+
+
+def _shipped_dir() -> Path:
+    return Path(str(resources.files("llmlab") / "data" / "adapters"))
+
+
+def shipped_results() -> dict:
+    """The measurements of ``python -m llmlab.build_adapters`` (``llmlab/data/adapters/results.json``), checksum verified."""
+    from .. import pretrained
+
+    data = pretrained.verify(["results.json"], models_dir=_shipped_dir())["results.json"]
+    return json.loads(data.decode("utf-8"))
 
 
 def shipped_adapter(name: str = "es-base-chat-lora") -> Path:
@@ -273,7 +372,7 @@ def shipped_adapter(name: str = "es-base-chat-lora") -> Path:
     """
     from .. import pretrained  # lazy: pretrained imports the model and the tokenizer
 
-    folder = Path(str(resources.files("llmlab") / "data" / "adapters"))
+    folder = _shipped_dir()
     if not isinstance(name, str) or not (folder / name).is_dir():
         available = sorted(p.name for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
         raise ValueError(f"no shipped adapter {name!r}; available: {available} (python -m llmlab.build_adapters builds them)")
