@@ -61,15 +61,15 @@ FULL = {
     "base": "es-base",
     "chat_model": "es-chat",
     "student_like": "es-mini",
-    "sft": dict(steps=120, batch_size=8, seq_len=256, warmup=10, eval_every=20, grad_clip=1.0),
+    "sft": dict(steps=80, batch_size=8, seq_len=256, warmup=10, eval_every=20, grad_clip=1.0),
     "runs": {
         "LoRA atención r=8": dict(targets="attention", r=8, alpha=16, lr=1e-2, weight_decay=0.0),
         "LoRA atención r=16": dict(targets="attention", r=16, alpha=32, lr=1e-2, weight_decay=0.0),
         "LoRA atención+MLP r=16": dict(targets="all-linear", r=16, alpha=32, lr=5e-3, weight_decay=0.0),
         "ajuste completo": dict(lr=5e-4, weight_decay=0.1),
     },
-    "distill": dict(steps=300, batch_size=8, seq_len=256, lr=3e-3, warmup=30, eval_every=50, T=2.0, lam=0.5),
-    "qlora_formats": ["q8_0", "q4_0"],
+    "distill": dict(steps=200, batch_size=8, seq_len=256, lr=3e-3, warmup=20, eval_every=50, T=2.0, lam=0.5),
+    "qlora_formats": ["q4_0"],  # the QLoRA recipe's 4 bits; "q8_0" works too
     "samples": 3,
     "sample_tokens": 40,
 }

@@ -356,12 +356,19 @@ def _shipped_dir() -> Path:
     return Path(str(resources.files("llmlab") / "data" / "adapters"))
 
 
+def _verified(files: list[str]) -> dict[str, bytes]:
+    """The bytes of shipped adapter files, checked against ``llmlab/data/adapters/checksums.sha256``."""
+    from .. import pretrained  # lazy: pretrained imports the model and the tokenizer
+
+    try:
+        return pretrained.verify(files, models_dir=_shipped_dir())
+    except (pretrained.ChecksumError, FileNotFoundError) as err:
+        raise type(err)(f"{str(err).split('; ')[0]}; rebuild them with `python -m llmlab.build_adapters`") from None
+
+
 def shipped_results() -> dict:
     """The measurements of ``python -m llmlab.build_adapters`` (``llmlab/data/adapters/results.json``), checksum verified."""
-    from .. import pretrained
-
-    data = pretrained.verify(["results.json"], models_dir=_shipped_dir())["results.json"]
-    return json.loads(data.decode("utf-8"))
+    return json.loads(_verified(["results.json"])["results.json"].decode("utf-8"))
 
 
 def shipped_adapter(name: str = "es-base-chat-lora") -> Path:
@@ -370,11 +377,9 @@ def shipped_adapter(name: str = "es-base-chat-lora") -> Path:
     Load it with ``load_adapter(base_model, shipped_adapter())``; the measurements of every
     adaptation the build ran are in ``results.json`` and ``REPORT.md`` next to it.
     """
-    from .. import pretrained  # lazy: pretrained imports the model and the tokenizer
-
     folder = _shipped_dir()
     if not isinstance(name, str) or not (folder / name).is_dir():
         available = sorted(p.name for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
         raise ValueError(f"no shipped adapter {name!r}; available: {available} (python -m llmlab.build_adapters builds them)")
-    pretrained.verify([f"{name}/{ADAPTER_CONFIG}", f"{name}/{ADAPTER_WEIGHTS}"], models_dir=folder)
+    _verified([f"{name}/{ADAPTER_CONFIG}", f"{name}/{ADAPTER_WEIGHTS}"])
     return folder / name

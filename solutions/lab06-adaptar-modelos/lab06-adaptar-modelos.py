@@ -187,10 +187,10 @@ check_close(perdida_61, 1.407606, atol=1e-6, what="la pérdida del ejemplo de lo
             hint="−log p_rotos con logaritmo natural (np.log)")
 check_close(grad_61, [0.665241, -0.755272, 0.090031], atol=1e-6, what="el gradiente p − y",
             hint="es p − y, no y − p: solo el token correcto sale negativo")
-check_close(float(np.sum(grad_61)), 0.0, atol=1e-9, what="la suma del gradiente")
+check_close(float(np.sum(grad_61)), 0.0, atol=1e-6, what="la suma del gradiente")
 with reference_blocked(*REFERENCIAS):
     perdida_lista, _ = checked_call(softmax_xent, [0.0, 0.0], 0)
-check_close(perdida_lista, math.log(2), atol=1e-9, what="dos logits iguales (entrada como lista)")
+check_close(perdida_lista, math.log(2), atol=1e-6, what="dos logits iguales (entrada como lista)")
 ok("pérdida 1.408 y gradiente [0.665, −0.755, 0.090], como en el capítulo")
 ### BEGIN HIDDEN TESTS
 with hidden("softmax_xent: logits aleatorios y enormes, bordes y errores"):
@@ -206,8 +206,8 @@ with hidden("softmax_xent: logits aleatorios y enormes, bordes y errores"):
             l, g = checked_call(softmax_xent, z, t)
             check_number(l)
             check_array(g, dtype="float", shape=z.shape)
-            check_close(l, l_ref, atol=1e-6, rtol=1e-6)
-            check_close(g, g_ref, atol=1e-7)
+            check_close(l, l_ref, atol=1e-5, rtol=1e-5)  # float32 basta
+            check_close(g, g_ref, atol=1e-6)
         check_raises(lambda: softmax_xent(np.array([1.0, 2.0]), 2), ValueError)
         check_raises(lambda: softmax_xent(np.array([1.0, 2.0]), -1), ValueError)
 ### END HIDDEN TESTS
@@ -403,7 +403,7 @@ def _prueba_lora(d_in, d_out, r, alpha, con_sesgo, semilla, tolerancia=1e-5):
                "A y B tienen que ser nn.Parameter (si no, el optimizador no los ve)")
     check_shape(capa.A.detach(), (r, d_in), what="A", hint="A comprime la entrada: (r, d_in)")
     check_shape(capa.B.detach(), (d_out, r), what="B", hint="B devuelve al tamaño de salida: (d_out, r)")
-    check_close(capa.escala, alpha / r, atol=1e-12, what="la escala", hint="alpha / r")
+    check_close(capa.escala, alpha / r, atol=1e-9, rtol=1e-6, what="la escala", hint="alpha / r")
     check_true(bool(torch.all(capa.B == 0)), "B tiene que empezar a ceros: así BA = 0 en el paso 0")
     check_true(float(capa.A.detach().abs().max()) > 0, "A no puede empezar a ceros: el gradiente de B sería 0 siempre")
     check_true(bool(torch.isfinite(capa.A).all()), "A tiene valores no finitos")
@@ -494,11 +494,11 @@ x_m = rng_m.normal(size=5)
 with reference_blocked(*REFERENCIAS):
     W_fusion = checked_call(merge_lora, W_m, A_m, B_m, 32, 16)
 check_array(W_fusion, what="la matriz fusionada", dtype="float", shape=(6, 5))
-check_close(W_fusion @ x_m, W_m @ x_m + (32 / 16) * (B_m @ (A_m @ x_m)), atol=1e-9,
+check_close(W_fusion @ x_m, W_m @ x_m + (32 / 16) * (B_m @ (A_m @ x_m)), atol=1e-5, rtol=1e-5,
             what="W' x frente a W x + (α/r)·B A x", hint="falta la escala α/r")
 with reference_blocked(*REFERENCIAS):
     lista = checked_call(merge_lora, [[1.0, 0.0], [0.0, 1.0]], [[1.0, 2.0]], [[3.0], [4.0]], 2, 1)
-check_close(lista, [[7.0, 12.0], [8.0, 17.0]], atol=1e-12, what="merge_lora con listas, α = 2, r = 1")
+check_close(lista, [[7.0, 12.0], [8.0, 17.0]], atol=1e-6, what="merge_lora con listas, α = 2, r = 1")
 ok("la fusión calcula lo mismo que el adaptador y deja W intacta")
 ### BEGIN HIDDEN TESTS
 with hidden("merge_lora: formas no cuadradas, otros α y r, lotes de x"):
@@ -511,9 +511,9 @@ with hidden("merge_lora: formas no cuadradas, otros α y r, lotes de x"):
         for W, A, B, alpha, r, esperada in casos:
             obtenida = checked_call(merge_lora, W, A, B, alpha, r)
             check_array(obtenida, dtype="float", shape=W.shape)
-            check_close(obtenida, esperada, atol=1e-9)
+            check_close(obtenida, esperada, atol=1e-5, rtol=1e-5)  # float32 basta
             X = rng_h.normal(size=(5, W.shape[1]))
-            check_close(X @ obtenida.T, X @ W.T + (alpha / r) * (X @ A.T @ B.T), atol=1e-9)
+            check_close(X @ obtenida.T, X @ W.T + (alpha / r) * (X @ A.T @ B.T), atol=1e-4, rtol=1e-5)
         W32 = rng_h.normal(size=(4, 4)).astype(np.float32)
         obtenida = checked_call(merge_lora, W32, np.ones((1, 4), np.float32), np.ones((4, 1), np.float32), 3, 1)
         check_close(obtenida, W32 + 3.0, atol=1e-5)
@@ -751,8 +751,8 @@ check_number(kl_65, what="KL(profesor ‖ alumno)")
 check_close(kl_65, 0.066603, atol=1e-6, what="KL(profesor ‖ alumno) a T = 2",
             hint="si te sale 0.069185 has calculado KL(alumno ‖ profesor)")
 with reference_blocked(*REFERENCIAS):
-    check_close(checked_call(kl_divergence, [0.5, 0.5], [0.5, 0.5]), 0.0, atol=1e-12, what="KL de una distribución consigo misma")
-    check_close(checked_call(kl_divergence, [0.5, 0.5, 0.0], [0.25, 0.25, 0.5]), math.log(2), atol=1e-12,
+    check_close(checked_call(kl_divergence, [0.5, 0.5], [0.5, 0.5]), 0.0, atol=1e-7, what="KL de una distribución consigo misma")
+    check_close(checked_call(kl_divergence, [0.5, 0.5, 0.0], [0.25, 0.25, 0.5]), math.log(2), atol=1e-6,
                 what="KL con un p_i = 0 (listas)", hint="los términos con p_i = 0 valen 0")
 print(f"KL = {kl_65:.6f}   T²·KL = {4 * kl_65:.6f}")
 ok("KL(profesor ‖ alumno) = 0.066603, como en el capítulo")
@@ -848,9 +848,10 @@ ok("0.395160 con λ = 0.5 y 0.343661 con λ = 0.7")
 with hidden("distill_loss: logits aleatorios y enormes, otras T y λ, profesores con el mismo argmax"):
     rng_h = np.random.default_rng(606)
     casos = []
-    for n, escala, T, lam in [(4, 1.0, 1.0, 0.5), (10, 3.0, 4.0, 0.7), (6, 1000.0, 2.0, 0.3), (3, 2.0, 0.5, 1.0),
-                              (8, 1.0, 3.0, 0.0)]:
-        s, t = rng_h.normal(0, escala, n), rng_h.normal(0, escala, n)
+    # (n, escala, desplazamiento, T, λ): el desplazamiento de 800 desborda exp() sin restar el máximo
+    for n, escala, desplaza, T, lam in [(4, 1.0, 0.0, 1.0, 0.5), (10, 3.0, 0.0, 4.0, 0.7), (6, 3.0, 800.0, 2.0, 0.3),
+                                        (3, 2.0, 0.0, 0.5, 1.0), (8, 1.0, -900.0, 3.0, 0.0)]:
+        s, t = desplaza + rng_h.normal(0, escala, n), desplaza + rng_h.normal(0, escala, n)
         y = int(rng_h.integers(0, n))
         casos.append((s, t, y, T, lam, DI.distill_loss(s, t, y, T=T, lam=lam)))
     # dos profesores con la misma respuesta favorita pero distintas dudas: pérdidas distintas
@@ -860,7 +861,7 @@ with hidden("distill_loss: logits aleatorios y enormes, otras T y λ, profesores
         for s, t, y, T, lam, esperado in casos:
             valor = checked_call(distill_loss, s, t, y, T=T, lam=lam)
             check_number(valor)
-            check_close(valor, esperado, atol=1e-6, rtol=1e-6)
+            check_close(valor, esperado, atol=1e-6, rtol=1e-5)  # float32 basta
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -932,10 +933,10 @@ with reference_blocked(*REFERENCIAS):
     bien = checked_call(dpo_loss, -10.0, -20.0, -12.0, -15.0, beta=0.5)
     mal = checked_call(dpo_loss, -12.0, -15.0, -10.0, -20.0, beta=0.5)
 check_number(igual, what="la pérdida")
-check_close(igual, math.log(2), atol=1e-9, what="modelo igual a la referencia", hint="el corchete vale 0: log 2")
-check_close(bien, math.log1p(math.exp(-3.5)), atol=1e-9, what="elegida +2 nats, rechazada −5 nats, β = 0.5",
+check_close(igual, math.log(2), atol=1e-6, what="modelo igual a la referencia", hint="el corchete vale 0: log 2")
+check_close(bien, math.log1p(math.exp(-3.5)), atol=1e-6, what="elegida +2 nats, rechazada −5 nats, β = 0.5",
             hint="z = 0.5·(2 − (−5)) = 3.5; cuanto más sube la elegida, menor la pérdida")
-check_close(mal, 3.5 + math.log1p(math.exp(-3.5)), atol=1e-9, what="el caso contrario (z = −3.5)")
+check_close(mal, 3.5 + math.log1p(math.exp(-3.5)), atol=1e-6, what="el caso contrario (z = −3.5)")
 ok("la pérdida baja cuando la respuesta elegida gana terreno")
 ### BEGIN HIDDEN TESTS
 with hidden("dpo_loss: márgenes enormes, otras β y casos aleatorios"):
@@ -947,7 +948,7 @@ with hidden("dpo_loss: márgenes enormes, otras β y casos aleatorios"):
         for c, esperado in zip(casos, esperados):
             valor = checked_call(dpo_loss, *c[:4], beta=c[4])
             check_number(valor)
-            check_close(valor, esperado, atol=1e-9, rtol=1e-9)
+            check_close(valor, esperado, atol=1e-6, rtol=1e-6)
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -1023,10 +1024,10 @@ test_c = ["¿puedo cambiar  los auriculares? ", "¿Dónde está mi pedido?", "HO
 with reference_blocked(*REFERENCIAS):
     tasa = checked_call(contamination_rate, train_c, test_c)
 check_number(tasa, what="la tasa de contaminación")
-check_close(tasa, 0.5, atol=1e-12, what="2 de 4 preguntas de prueba ya estaban en el entrenamiento",
+check_close(tasa, 0.5, atol=1e-9, what="2 de 4 preguntas de prueba ya estaban en el entrenamiento",
             hint="normaliza las dos listas antes de comparar (mayúsculas y espacios)")
 with reference_blocked(*REFERENCIAS):
-    check_close(checked_call(contamination_rate, train_c, ["hola", "hola", "adiós"]), 2 / 3, atol=1e-12,
+    check_close(checked_call(contamination_rate, train_c, ["hola", "hola", "adiós"]), 2 / 3, atol=1e-9,
                 what="un ejemplo repetido en test", hint="cada elemento de test cuenta, aunque se repita")
     check_raises(lambda: contamination_rate(train_c, []), ValueError, what="contamination_rate con test vacío")
 ok("50 %: la mitad de ese examen ya estaba en el entrenamiento")
@@ -1044,7 +1045,7 @@ with hidden("contamination_rate: acentos compuestos y descompuestos, tabuladores
         for (tr, te), esperado in zip(casos, esperados):
             valor = checked_call(contamination_rate, tr, te)
             check_number(valor)
-            check_close(valor, esperado, atol=1e-12)
+            check_close(valor, esperado, atol=1e-9)
 ### END HIDDEN TESTS
 
 # %% [markdown]
