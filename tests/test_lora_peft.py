@@ -21,6 +21,7 @@ transformers = pytest.importorskip("transformers")
 peft = pytest.importorskip("peft")
 
 from llmlab import lora  # noqa: E402
+from tiny_weights import spread_  # noqa: E402
 from llmlab.convert_hf import hf_linear_name, to_hf  # noqa: E402
 from llmlab.model import from_hf  # noqa: E402
 
@@ -28,20 +29,6 @@ VOCAB = 97
 ATOL = 1e-5
 HF_NAMES = {"q_proj": "q_proj", "k_proj": "k_proj", "v_proj": "v_proj", "o_proj": "o_proj",
             "gate": "gate_proj", "up": "up_proj", "down": "down_proj"}
-
-
-def spread_(model, seed=0):
-    """O(1)-scale random weights: attention is peaked and every matrix matters."""
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            if p.dim() >= 2:
-                p.copy_(torch.randn(p.shape, generator=g) / math.sqrt(p.shape[-1]))
-            elif name.endswith("bias"):
-                p.copy_(0.1 * torch.randn(p.shape, generator=g))
-            else:
-                p.copy_(1.0 + 0.1 * torch.randn(p.shape, generator=g))
-    return model.eval()
 
 
 def hf_llama(**overrides):

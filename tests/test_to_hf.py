@@ -6,7 +6,6 @@ family; logits compared to 1e-5 in float32; the saved folder reloads offline wit
 es-base exports too, and its HF version generates the same greedy tokens.
 """
 
-import math
 
 import pytest
 import torch
@@ -14,23 +13,11 @@ import torch
 transformers = pytest.importorskip("transformers")
 
 from llmlab import lora, pretrained  # noqa: E402
+from tiny_weights import spread_  # noqa: E402
 from llmlab.model import ModelConfig, Transformer, from_hf, generate, to_hf  # noqa: E402
 
 VOCAB = 83
 ATOL = 1e-5
-
-
-def spread_(model, seed=0):
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            if p.dim() >= 2:
-                p.copy_(torch.randn(p.shape, generator=g) / math.sqrt(p.shape[-1]))
-            elif name.endswith("bias"):
-                p.copy_(0.1 * torch.randn(p.shape, generator=g))
-            else:
-                p.copy_(1.0 + 0.1 * torch.randn(p.shape, generator=g))
-    return model.eval()
 
 
 CONFIGS = {

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import math
 
+from ..model import _check_float, _check_int  # the model's argument checks: same errors everywhere
+
 __all__ = [
     "adapter_param_count",
     "full_param_count",
@@ -19,20 +21,6 @@ __all__ = [
 ]
 
 
-def _check_int(name: str, value, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__} ({value!r})")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return value
-
-
-def _check_positive(name: str, value) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return float(value)
-
-
 # ----------------------------------------------------------------------------------------------
 # Counting trainable parameters (F6.11, F6.16)
 # ----------------------------------------------------------------------------------------------
@@ -40,7 +28,9 @@ def _check_positive(name: str, value) -> float:
 
 def full_param_count(d_out: int, d_in: int) -> int:
     """Weights of a ``d_out x d_in`` matrix, all trained by full fine-tuning: ``d_out * d_in``."""
-    return _check_int("d_out", d_out) * _check_int("d_in", d_in)
+    _check_int("d_out", d_out)
+    _check_int("d_in", d_in)
+    return d_out * d_in
 
 
 def lora_param_count(d_out: int, d_in: int, r: int) -> int:
@@ -79,7 +69,7 @@ def adapter_param_count(d: int, bottleneck: int, bias: bool = False) -> int:
 
 def lora_scaling(alpha: float, r: int, use_rslora: bool = False) -> float:
     """``s = alpha / r`` (LoRA) or ``alpha / sqrt(r)`` (rsLoRA, which keeps large ranks from learning too slowly)."""
-    _check_positive("alpha", alpha)
+    _check_float("alpha", alpha)
     _check_int("r", r)
     return float(alpha) / (math.sqrt(r) if use_rslora else r)
 

@@ -8,7 +8,8 @@ from collections.abc import Iterable
 import torch
 from torch import nn
 
-from .counts import _check_int, _check_positive, lora_scaling
+from ..model import _check_float, _check_int
+from .counts import lora_scaling
 
 __all__ = [
     "INITS",
@@ -71,7 +72,8 @@ class LoRALinear(nn.Module):
             raise ValueError(f"dropout must be a number in [0, 1), got {dropout!r}")
         self.base_layer = base_layer
         self.in_features, self.out_features = d_in, d_out
-        self.r, self.alpha, self.use_rslora = r, float(_check_positive("alpha", alpha)), bool(use_rslora)
+        _check_float("alpha", alpha)
+        self.r, self.alpha, self.use_rslora = r, float(alpha), bool(use_rslora)
         self.scaling = lora_scaling(alpha, r, use_rslora)
         self.dropout_p = float(dropout)
         self.lora_dropout = nn.Dropout(dropout) if dropout > 0 else nn.Identity()
@@ -241,7 +243,7 @@ def add_lora(
     if lora_layers(model):
         raise ValueError("the model already has LoRA layers: unload() or merge them first (one adapter at a time)")
     _check_int("r", r)
-    _check_positive("alpha", alpha)
+    _check_float("alpha", alpha)
     _check_int("seed", seed, minimum=0)
     targets = _resolve_targets(model, target_modules)
     for name in targets:  # check every rank first, so that a bad one leaves the model untouched
