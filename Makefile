@@ -8,6 +8,7 @@
 #   make lab       open JupyterLab
 #   make model     retrain the tiny models shipped in llmlab/data/models/
 #   make bench     run the benchmarks (quick mode)
+#   make serve     serve a model with an OpenAI-compatible API (MODEL=es-chat HOST=127.0.0.1 PORT=8000)
 #   make clean     remove generated files (keeps .venv; `make distclean` removes it too)
 
 PYTHON ?= python3
@@ -25,7 +26,7 @@ export TRANSFORMERS_OFFLINE := 1
 export PYTHONHASHSEED := 0
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: all grade test release solutions execute lab model bench clean distclean venv sysdeps
+.PHONY: all grade test release solutions execute lab model bench serve clean distclean venv sysdeps
 
 all: test
 
@@ -79,6 +80,12 @@ model: $(VENV)/.installed
 
 bench: $(VENV)/.installed
 	@for b in benchmarks/*.py; do echo "== $$b =="; $(PY) $$b --quick || exit 1; done
+
+MODEL ?= es-chat
+HOST ?= 127.0.0.1
+PORT ?= 8000
+serve: $(VENV)/.installed
+	$(PY) -m llmlab serve --model $(MODEL) --host $(HOST) --port $(PORT)
 
 clean:
 	rm -rf build .pytest_cache course/gradebook.db course/autograded course/feedback course/grades.csv \

@@ -3,6 +3,9 @@
 1. llmlab vs HF transformers: the same small GPT-2-style and Llama-style (GQA) models, the HF one
    built from a config with random weights and converted with ``from_hf``; same prompt, same
    number of new tokens, interleaved repeats, median. The tokens are checked to be identical.
+   llmlab's ``generate`` runs with its preallocated ``StaticKVCache``, the q/k/v projections
+   stacked into one matrix (``stack_qkv``) and ``torch.inference_mode``; HF with its default
+   (dynamic) cache. The goal is llmlab / HF >= 1.5 on both styles.
 2. llmlab with vs without the KV cache at 64, 256 and 1024 tokens of context.
 
     python benchmarks/bench_generate.py            # full run (about a minute on a free core)
@@ -28,21 +31,25 @@ from llmlab.model import KVCache, from_hf, generate  # noqa: E402
 VOCAB = 2048
 
 
-def timed(fn) -> float:
-    start = time.perf_counter()
+def timed(fn, clock=time.perf_counter) -> float:
+    start = clock()
     fn()
-    return time.perf_counter() - start
+    return clock() - start
 
 
-def interleaved_medians(fns: dict, repeats: int) -> dict:
-    """Run every function once per round, alternating the order, and keep each one's median (seconds)."""
+def interleaved_medians(fns: dict, repeats: int, clock=time.perf_counter) -> dict:
+    """Run every function once per round, alternating the order, and keep each one's median (seconds).
+
+    ``clock=time.process_time`` counts the CPU time of this process only: on a machine shared with
+    other jobs it is not inflated by the time slices they take (wall time is).
+    """
     for fn in fns.values():  # warm-up: first calls allocate and pick kernels
         fn()
     times = {name: [] for name in fns}
     names = list(fns)
     for r in range(repeats):
         for name in names if r % 2 == 0 else reversed(names):
-            times[name].append(timed(fns[name]))
+            times[name].append(timed(fns[name], clock))
     return {name: statistics.median(t) for name, t in times.items()}
 
 
@@ -64,10 +71,11 @@ def hf_models(max_positions: int):
 
 def bench_vs_hf(prompt_len: int, new_tokens: int, repeats: int) -> None:
     print(f"\n1) greedy generation, llmlab vs HF transformers: batch 1, prompt {prompt_len}, {new_tokens} new tokens, "
-          f"median of {repeats} interleaved runs")
-    print(f"{'model':38s} {'llmlab tok/s':>13s} {'HF tok/s':>10s} {'llmlab/HF':>10s}  same tokens")
+          f"median of {repeats} interleaved runs; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    print(f"{'model':38s} {'llmlab tok/s':>13s} {'HF tok/s':>10s} {'llmlab/HF':>10s} {'CPU-time ratio':>15s}  same tokens")
     prompt = torch.randint(0, VOCAB, (1, prompt_len), generator=torch.Generator().manual_seed(0))
     mask = torch.ones_like(prompt)
+    ratios = []
     for name, hf in hf_models(max_positions=1024).items():
         ours = from_hf(hf)
 
@@ -80,8 +88,14 @@ def bench_vs_hf(prompt_len: int, new_tokens: int, repeats: int) -> None:
 
         same = torch.equal(run_ours(), run_hf())
         t = interleaved_medians({"llmlab": run_ours, "hf": run_hf}, repeats)
+        cpu = interleaved_medians({"llmlab": run_ours, "hf": run_hf}, repeats, clock=time.process_time)
         rate_ours, rate_hf = new_tokens / t["llmlab"], new_tokens / t["hf"]
-        print(f"{name:38s} {rate_ours:13.1f} {rate_hf:10.1f} {rate_ours / rate_hf:9.2f}x  {'yes' if same else 'NO'}")
+        ratios.append(rate_ours / rate_hf)
+        print(f"{name:38s} {rate_ours:13.1f} {rate_hf:10.1f} {rate_ours / rate_hf:9.2f}x {cpu['hf'] / cpu['llmlab']:14.2f}x  "
+              f"{'yes' if same else 'NO'}")
+    print(f"goal llmlab/HF >= 1.5 (wall time) on both styles: {'met' if min(ratios) >= 1.5 else 'NOT met'} "
+          f"(lowest {min(ratios):.2f}x). On a busy machine both sides wait for memory in the same matrix products, "
+          "which pulls the ratio towards 1.")
 
 
 def bench_cache(contexts: list[int], new_tokens: int, repeats: int) -> None:
@@ -124,7 +138,7 @@ def main() -> None:
         bench_vs_hf(prompt_len=16, new_tokens=16, repeats=3)
         bench_cache(contexts=[64, 256], new_tokens=8, repeats=3)
     else:
-        bench_vs_hf(prompt_len=32, new_tokens=64, repeats=7)
+        bench_vs_hf(prompt_len=32, new_tokens=64, repeats=9)
         bench_cache(contexts=[64, 256, 1024], new_tokens=16, repeats=5)
 
 

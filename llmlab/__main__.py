@@ -4,6 +4,7 @@
     python -m llmlab generate "Había una vez" --temperature 0.8 --seed 1
     python -m llmlab generate "¿Qué es la fotosíntesis?" --chat
     python -m llmlab generate "La luna" --show-top 5 --max-new-tokens 10
+    python -m llmlab serve --model es-chat --port 8000      # OpenAI-compatible server (llmlab.serve)
 
 Tokens are printed as soon as they are produced (``generate(..., on_token=...)``). A token is a
 piece of UTF-8, not always a whole character ("ñ" can be two byte tokens), so the bytes go through
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import codecs
+import os
 import re
 import sys
 
@@ -136,6 +138,40 @@ def _parser() -> _Parser:
     gen.add_argument("--show-top", type=_int_at_least(1), metavar="K",
                      help="en cada paso, muestra los K candidatos más probables y sus probabilidades")
     gen.add_argument("--models-dir", metavar="CARPETA", help=_MODELS_DIR_HELP)
+
+    srv = commands.add_parser(
+        "serve",
+        help="sirve un modelo con una API compatible con OpenAI (llmlab.serve)",
+        description=(
+            "Sirve un modelo por HTTP con la API de OpenAI: POST /v1/chat/completions, POST /v1/completions,\n"
+            "GET /v1/models, GET /health y GET /metrics (Prometheus). Escucha solo en 127.0.0.1 salvo que\n"
+            "indiques otro --host. Necesita las dependencias del servidor: pip install -e \".[serve]\"."
+        ),
+        epilog="Ejemplo: python -m llmlab serve --model es-chat --port 8000",
+    )
+    srv.add_argument("--model", default=DEFAULT_CHAT_MODEL, metavar="MODELO",
+                     help=f"modelo a servir (por defecto {DEFAULT_CHAT_MODEL})")
+    srv.add_argument("--host", default="127.0.0.1", metavar="DIRECCIÓN",
+                     help="dirección en la que escuchar (por defecto 127.0.0.1)")
+    srv.add_argument("--port", type=_int_at_least(0), default=8000, metavar="PUERTO",
+                     help="puerto (por defecto 8000; 0 = uno libre)")
+    srv.add_argument("--draft-model", metavar="MODELO", help="modelo borrador para la decodificación especulativa (p. ej. es-mini)")
+    srv.add_argument("--num-speculative-tokens", type=_int_at_least(1), default=4, metavar="G",
+                     help="tokens que propone el borrador en cada paso (por defecto 4)")
+    srv.add_argument("--max-num-seqs", type=_int_at_least(1), default=32, metavar="N",
+                     help="peticiones a la vez en el lote (por defecto 32)")
+    srv.add_argument("--max-waiting", type=_int_at_least(0), default=256, metavar="N",
+                     help="peticiones en cola además del lote; a partir de ahí, 429 (por defecto 256)")
+    srv.add_argument("--kv-blocks", type=_int_at_least(1), metavar="N", help="bloques de la caché KV (por defecto, los que caben en el lote)")
+    srv.add_argument("--block-size", type=_int_at_least(1), default=16, metavar="T", help="tokens por bloque de la caché KV (por defecto 16)")
+    srv.add_argument("--no-prefix-caching", action="store_true", help="no reutilizar los bloques de prefijos ya calculados")
+    srv.add_argument("--max-body-bytes", type=_int_at_least(1), default=1_000_000, metavar="B",
+                     help="tamaño máximo del cuerpo de una petición (por defecto 1 MB; más, 413)")
+    srv.add_argument("--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"],
+                     help="detalle del registro de uvicorn (por defecto warning)")
+    srv.add_argument("--models-dir", metavar="CARPETA", help=_MODELS_DIR_HELP)
+    srv.add_argument("--port-file", help=argparse.SUPPRESS)  # llmlab.serve.launch: where to write the port
+    srv.add_argument("--exit-with-stdin", action="store_true", help=argparse.SUPPRESS)  # stop when the parent dies
     return parser
 
 
@@ -340,6 +376,56 @@ def _generate_showing_top(args, model, tok, prompt_ids, stop_ids, sampler, print
     return 0
 
 
+def _cmd_serve(args, out) -> int:
+    try:
+        import fastapi  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError:
+        raise _UsageError('el servidor necesita fastapi y uvicorn: pip install -e ".[serve]"') from None
+    from llmlab import pretrained
+    from llmlab.serve import Engine
+    from llmlab.serve.server import serve
+
+    where = {"models_dir": args.models_dir}
+    names = _library(pretrained.available, **where)
+    for name in (args.model, args.draft_model):
+        if name is not None and name not in names:
+            raise _UsageError(f"modelo desconocido {name!r}; disponibles: {', '.join(names)}")
+    model, tok = _library(pretrained.load, args.model, **where)
+    draft = _library(pretrained.load, args.draft_model, **where)[0] if args.draft_model else None
+    try:
+        engine = Engine(model, tok, block_size=args.block_size, num_blocks=args.kv_blocks,
+                        max_num_seqs=args.max_num_seqs, prefix_caching=not args.no_prefix_caching,
+                        draft_model=draft, num_speculative_tokens=args.num_speculative_tokens)
+    except ValueError as err:
+        raise _UsageError(str(err)) from None
+    style = _library(pretrained.info, args.model, **where).get("chat_style")
+
+    def ready(url: str) -> None:
+        sys.stderr.write(f"llmlab serve: {args.model} en {url} (Ctrl-C para parar)\n")
+        sys.stderr.flush()
+
+    try:
+        serve(engine, model_name=args.model, chat_style=style, host=args.host, port=args.port,
+              max_waiting=args.max_waiting, max_body_bytes=args.max_body_bytes, port_file=args.port_file,
+              exit_with_stdin=args.exit_with_stdin, log_level=args.log_level, on_ready=ready)
+    except OSError as err:
+        raise _UsageError(f"no se pudo escuchar en {args.host}:{args.port}: {err.strerror or err}") from None
+    if args.exit_with_stdin:
+        # Started by llmlab.serve.launch, whose private folder holds the port file and the log. Its
+        # parent has stopped us or is gone (killed kernel): remove the folder, then skip the
+        # interpreter's teardown (over a second with torch loaded) so that stop() is quick.
+        folder = os.path.dirname(os.path.abspath(args.port_file)) if args.port_file else ""
+        if os.path.basename(folder).startswith("llmlab-serve-"):
+            import shutil
+
+            shutil.rmtree(folder, ignore_errors=True)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m llmlab`` and of the ``llmlab`` console script; returns the exit code."""
     parser = _parser()
@@ -348,6 +434,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "models":
             return _cmd_models(args, out)
+        if args.command == "serve":
+            return _cmd_serve(args, out)
         return _cmd_generate(args, out)
     except _UsageError as err:
         sys.stderr.write(f"{parser.prog} {args.command}: error: {err}\n")

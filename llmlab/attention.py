@@ -27,6 +27,7 @@ from llmlab.functional import softmax
 
 __all__ = [
     "attention_row",
+    "most_attended",
     "qkv_project",
     "attention_scores",
     "causal_mask",
@@ -97,6 +98,18 @@ def attention_row(scores, values) -> tuple[np.ndarray, np.ndarray]:
         )
     weights = softmax(s)
     return weights, weights @ v
+
+
+def most_attended(A, i: int) -> int:
+    """Index of the token that token ``i`` attends to most: the argmax of **row** ``i`` of ``A`` ``(n, n)``.
+
+    Rows are queries (who looks), columns keys (who is looked at): the column would answer "who looks at
+    token i most". Ties go to the lowest index; ``i`` outside ``0 … n-1`` raises ``IndexError``.
+    """
+    A = _array("A", A, 2, 2)
+    if isinstance(i, bool) or int(i) != i or not 0 <= i < A.shape[0]:
+        raise IndexError(f"token {i!r} is not a row of an attention matrix with {A.shape[0]} rows")
+    return int(np.argmax(A[int(i)]))
 
 
 def qkv_project(X, W_Q, W_K, W_V) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -42,6 +42,7 @@ __all__ = [
     "FalloComprobacion",
     "EjercicioSinHacer",
     "checked_call",
+    "modifiable",
     "check_array",
     "check_tensor",
     "check_list",
@@ -274,8 +275,39 @@ def _is_tensor(value: Any) -> bool:
     return type(value).__module__.startswith("torch") and hasattr(value, "detach") and hasattr(value, "dtype")
 
 
+class _Modifiable:
+    """Marks an argument the student's function is *meant* to change (see ``modifiable``)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any):
+        self.value = value
+
+
+def modifiable(value: Any) -> _Modifiable:
+    """Hand ``value`` to ``checked_call`` as is: no copy, no in-place check.
+
+    For arguments whose change is the point of the exercise, such as a KV cache that ``decode_step`` fills:
+    ``checked_call(decode_step, x_t, modifiable(cache), W_Q, W_K, W_V)``.
+    """
+    return _Modifiable(value)
+
+
+def _is_rng(value: Any) -> bool:
+    """Random generators are consumed on purpose: drawing from one is not "modifying the input"."""
+    import random
+
+    if isinstance(value, (random.Random, _np.random.Generator, _np.random.RandomState)):
+        return True
+    return type(value).__module__.startswith("torch") and type(value).__name__ == "Generator"
+
+
 def _copy(value: Any) -> Any:
     """An independent copy of an argument (arrays keep their dtype; objects that cannot be copied are shared)."""
+    if isinstance(value, _Modifiable):
+        return value.value
+    if _is_rng(value):
+        return value  # the caller's generator advances, exactly as when calling the function directly
     if isinstance(value, _np.ndarray):
         return value.copy()
     if _is_tensor(value):
@@ -288,6 +320,8 @@ def _copy(value: Any) -> Any:
 
 def _same(before: Any, after: Any) -> bool:
     """Whether an argument is unchanged: same type, shape, dtype and values (NaN equals NaN)."""
+    if before is after:  # passed through on purpose (modifiable arguments, random generators)
+        return True
     if isinstance(before, _np.ndarray):
         if not isinstance(after, _np.ndarray) or before.shape != after.shape or before.dtype != after.dtype:
             return False
@@ -333,14 +367,18 @@ def checked_call(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
     - if the function modifies an argument in place, the check fails and says which one;
     - if the function crashes (``TypeError``, ``IndexError`` …) or is still unwritten, the check fails with a
       Spanish message instead of a traceback. A ``FalloComprobacion`` raised inside passes through.
+
+    Random generators (``torch.Generator``, ``np.random.Generator``, ``random.Random``) are passed as they are,
+    and so is any argument wrapped in ``modifiable(...)``: those are meant to change.
     """
     name = getattr(fn, "__name__", "la función")
     if not callable(fn):
         _fail(name, f"no es una función sino {_describe(fn)}", None, "no es una función")
     call_args = [_copy(a) for a in args]
     call_kwargs = {k: _copy(v) for k, v in kwargs.items()}
-    before_args = [_copy(a) for a in call_args]
-    before_kwargs = {k: _copy(v) for k, v in call_kwargs.items()}
+    # The snapshot of a modifiable argument is the object itself, which `_same` accepts as unchanged.
+    before_args = [a.value if isinstance(a, _Modifiable) else _copy(c) for a, c in zip(args, call_args)]
+    before_kwargs = {k: v.value if isinstance(v, _Modifiable) else _copy(call_kwargs[k]) for k, v in kwargs.items()}
     try:
         result = fn(*call_args, **call_kwargs)
     except FalloComprobacion:
@@ -370,43 +408,44 @@ _DTYPE_KINDS = {"float": ("fc", "números decimales (float32 o float64)"), "int"
                 "bool": ("b", "booleanos")}
 
 
-def _check_dtype_kind(kind: str, dtype_name: str, dtype: str | None, what: str) -> None:
+def _check_dtype_kind(kind: str, dtype_name: str, dtype: str | None, what: str, hint: str | None = None) -> None:
     if dtype is None:
         return
     if dtype not in _DTYPE_KINDS:
         raise ValueError(f"dtype must be one of {sorted(_DTYPE_KINDS)} or None, got {dtype!r}")
     kinds, label = _DTYPE_KINDS[dtype]
     if kind not in kinds:
-        _fail(what, f"debe contener {label}, pero su dtype es {dtype_name}", None, "dtype equivocado")
+        _fail(what, f"debe contener {label}, pero su dtype es {dtype_name}", hint, "dtype equivocado")
 
 
-def _check_dims(value: Any, ndim: int | None, shape: Iterable[int] | None, what: str) -> None:
+def _check_dims(value: Any, ndim: int | None, shape: Iterable[int] | None, what: str,
+                hint: str | None = None) -> None:
     if ndim is not None and len(value.shape) != ndim:
-        _fail(what, f"debe tener {ndim} dimensión(es), pero su forma es {tuple(value.shape)}", None, "forma equivocada")
+        _fail(what, f"debe tener {ndim} dimensión(es), pero su forma es {tuple(value.shape)}", hint, "forma equivocada")
     if shape is not None:
-        check_shape(value, shape, what=what)
+        check_shape(value, shape, what=what, hint=hint)
 
 
 def check_array(value: Any, *, what: str = "el resultado", dtype: str | None = None,
-                ndim: int | None = None, shape: Iterable[int] | None = None) -> None:
+                ndim: int | None = None, shape: Iterable[int] | None = None, hint: str | None = None) -> None:
     """Assert a NumPy array (not a list, not a tensor), optionally of a dtype kind ("float", "int", "bool")."""
     if not isinstance(value, _np.ndarray):
-        _fail(what, f"debe ser un array de NumPy (np.ndarray), pero es {_describe(value)}", None,
+        _fail(what, f"debe ser un array de NumPy (np.ndarray), pero es {_describe(value)}", hint,
               "no devuelve un array de NumPy")
-    _check_dtype_kind(value.dtype.kind, str(value.dtype), dtype, what)
-    _check_dims(value, ndim, shape, what)
+    _check_dtype_kind(value.dtype.kind, str(value.dtype), dtype, what, hint)
+    _check_dims(value, ndim, shape, what, hint)
 
 
 def check_tensor(value: Any, *, what: str = "el resultado", dtype: str | None = None,
-                 ndim: int | None = None, shape: Iterable[int] | None = None) -> None:
+                 ndim: int | None = None, shape: Iterable[int] | None = None, hint: str | None = None) -> None:
     """Assert a torch tensor, optionally of a dtype kind ("float", "int", "bool")."""
     if not _is_tensor(value):
-        _fail(what, f"debe ser un tensor de PyTorch (torch.Tensor), pero es {_describe(value)}", None,
+        _fail(what, f"debe ser un tensor de PyTorch (torch.Tensor), pero es {_describe(value)}", hint,
               "no devuelve un tensor de PyTorch")
     kind = "b" if value.dtype.is_floating_point is False and str(value.dtype) == "torch.bool" else (
         "f" if value.dtype.is_floating_point else ("c" if value.dtype.is_complex else "i"))
-    _check_dtype_kind(kind, str(value.dtype).replace("torch.", ""), dtype, what)
-    _check_dims(value, ndim, shape, what)
+    _check_dtype_kind(kind, str(value.dtype).replace("torch.", ""), dtype, what, hint)
+    _check_dims(value, ndim, shape, what, hint)
 
 
 def check_list(value: Any, *, what: str = "el resultado", of: type | tuple[type, ...] | None = None,
@@ -432,7 +471,7 @@ def check_list(value: Any, *, what: str = "el resultado", of: type | tuple[type,
                       "elementos de tipo equivocado")
 
 
-def check_number(value: Any, *, what: str = "el resultado", kind: str = "float") -> None:
+def check_number(value: Any, *, what: str = "el resultado", kind: str = "float", hint: str | None = None) -> None:
     """Assert a single number: ``kind="float"`` accepts any real number (int, float, NumPy scalars),
     ``kind="int"`` only integers. Arrays, tensors, lists and bools are rejected."""
     if kind not in ("float", "int"):
@@ -441,7 +480,7 @@ def check_number(value: Any, *, what: str = "el resultado", kind: str = "float")
     if isinstance(value, bool) or not isinstance(value, ok_type):
         expected = "un número entero (int)" if kind == "int" else "un número (float)"
         extra = " (usa float(...) o .item() para sacar el número del array)" if hasattr(value, "shape") else ""
-        _fail(what, f"debe ser {expected}, pero es {_describe(value)}{extra}", None, "tipo de número equivocado")
+        _fail(what, f"debe ser {expected}, pero es {_describe(value)}{extra}", hint, "tipo de número equivocado")
 
 
 # --- For the grader -------------------------------------------------------------------------------------------

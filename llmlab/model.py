@@ -43,13 +43,16 @@ __all__ = [
     "apply_rope",
     "causal_mask",
     "repeat_kv",
+    "grouped_sdpa",
     "KVCache",
+    "StaticKVCache",
     "CausalSelfAttention",
     "MLP",
     "SwiGLU",
     "Block",
     "Transformer",
     "generate",
+    "stack_qkv",
     "count_parameters",
     "from_hf",
     "to_hf",
@@ -293,22 +296,36 @@ class RotaryEmbedding(nn.Module):
     Because a rotation by angle a followed by the dot product with a vector rotated by b only
     depends on ``a - b``, attention scores depend on the *relative* distance between tokens.
     Returns ``cos`` and ``sin`` of shape ``[seq, head_dim]`` for the given positions.
+
+    With ``max_positions`` the table of every position below it is computed once (on first use,
+    per device) and then only looked up: generation calls this at every step.
     """
 
-    def __init__(self, head_dim: int, theta: float = 10000.0):
+    def __init__(self, head_dim: int, theta: float = 10000.0, max_positions: int | None = None):
         super().__init__()
         self.head_dim = head_dim
         self.theta = float(theta)
+        self.max_positions = max_positions
+        self._table: tuple[torch.Tensor, torch.Tensor] | None = None  # not a buffer: stays float32
 
-    def forward(self, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        # Computed in float32 on the fly: cheap, and safe if the model is cast to half precision.
+    def _angles(self, positions: torch.Tensor) -> torch.Tensor:
+        # Computed in float32: cheap, and safe if the model is cast to half precision.
         inv_freq = 1.0 / (
             self.theta ** (torch.arange(0, self.head_dim, 2, dtype=torch.float32, device=positions.device) / self.head_dim)
         )
         angles = positions.float()[:, None] * inv_freq[None, :]  # [seq, head_dim/2]
         # Dimension i is paired with i + head_dim/2 ("rotate half"), the layout used by HF Llama.
-        angles = torch.cat((angles, angles), dim=-1)  # [seq, head_dim]
-        return angles.cos(), angles.sin()
+        return torch.cat((angles, angles), dim=-1)  # [seq, head_dim]
+
+    def forward(self, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        if self.max_positions is None:
+            angles = self._angles(positions)
+            return angles.cos(), angles.sin()
+        if self._table is None or self._table[0].device != positions.device:
+            angles = self._angles(torch.arange(self.max_positions, device=positions.device))
+            self._table = (angles.cos(), angles.sin())
+        cos, sin = self._table
+        return cos[positions], sin[positions]
 
 
 def rotate_half(x: torch.Tensor) -> torch.Tensor:
@@ -349,11 +366,39 @@ def repeat_kv(x: torch.Tensor, n_rep: int) -> torch.Tensor:
     return torch.repeat_interleave(x, n_rep, dim=1)
 
 
+# torch >= 2.5 lets scaled_dot_product_attention share K/V heads between query heads (GQA) itself.
+_SDPA_HAS_GQA = "enable_gqa" in (F.scaled_dot_product_attention.__doc__ or "")
+
+
+def grouped_sdpa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, **options) -> torch.Tensor:
+    """``F.scaled_dot_product_attention`` when ``k`` and ``v`` have fewer heads than ``q`` (GQA/MQA).
+
+    ``q`` is ``[..., n_heads, q_len, d]``, ``k`` and ``v`` ``[..., n_kv_heads, k_len, d]``. The
+    kernel shares each K/V head among its group of query heads (torch >= 2.5) instead of copying it
+    ``n_heads / n_kv_heads`` times with ``repeat_kv``.
+    """
+    n_rep = q.shape[-3] // k.shape[-3]
+    if n_rep > 1:
+        if _SDPA_HAS_GQA:
+            options["enable_gqa"] = True
+        else:
+            k, v = repeat_kv(k, n_rep), repeat_kv(v, n_rep)
+    return F.scaled_dot_product_attention(q, k, v, **options)
+
+
 class KVCache:
     """Keys and values of the tokens seen so far, one ``[batch, n_kv_heads, t, head_dim]`` pair per layer.
 
     With a causal mask, the K and V of a past token never change when new tokens arrive, so they
     are computed once and appended here; each decoding step then only computes the new token.
+    This one grows with ``torch.cat`` (simple; every step copies the whole cache): ``StaticKVCache``
+    allocates its buffers once, and ``llmlab.serve`` keeps the K/V of many sequences in blocks.
+
+    What the model needs from a cache: ``n_layers``, ``seq_len`` (the position of the next token)
+    and ``update(layer, k, v) -> (all keys, all values)``. A cache that serves a batch of
+    independent sequences (``llmlab.serve.paged_attention.PagedBatch``) instead provides
+    ``positions`` (one position per new token) and ``attend(layer, q, k, v)``, which stores k, v and
+    computes the attention itself.
     """
 
     def __init__(self, n_layers: int):
@@ -402,6 +447,81 @@ class KVCache:
         return f"KVCache(n_layers={self.n_layers}, seq_len={self.seq_len}, nbytes={self.nbytes})"
 
 
+class StaticKVCache:
+    """A ``KVCache`` whose buffers are allocated once, for ``max_len`` tokens (what ``generate`` uses).
+
+    Appending writes the new keys and values into the next free positions, where ``KVCache``
+    concatenates (a new tensor, and a copy of everything cached, at every step). Attention then reads
+    ``keys[layer][:, :, :seq_len]``, a view. The price: ``max_len`` positions are reserved from the start,
+    used or not (``nbytes`` counts them; ``used_nbytes`` counts the filled ones). ``llmlab.serve``
+    avoids that waste with blocks allocated on demand.
+    """
+
+    def __init__(self, n_layers: int, batch: int, n_kv_heads: int, head_dim: int, max_len: int, *,
+                 dtype: torch.dtype = torch.float32, device=None):
+        for name, value in (("n_layers", n_layers), ("batch", batch), ("n_kv_heads", n_kv_heads),
+                            ("head_dim", head_dim), ("max_len", max_len)):
+            _check_int(name, value)
+        shape = (batch, n_kv_heads, max_len, head_dim)
+        self.keys = [torch.zeros(shape, dtype=dtype, device=device) for _ in range(n_layers)]
+        self.values = [torch.zeros(shape, dtype=dtype, device=device) for _ in range(n_layers)]
+        self.lengths = [0] * n_layers  # tokens filled per layer (layer 0 is written first)
+        self.max_len = max_len
+        self.stacked_qkv = None  # generate() puts stack_qkv(model) here: one matmul for q, k, v
+
+    @classmethod
+    def for_model(cls, model: "Transformer", batch: int = 1, max_len: int | None = None) -> "StaticKVCache":
+        """Buffers shaped for ``model`` (its dtype and device), ``max_len`` defaulting to its context."""
+        config = model.config
+        weight = model.tok_emb.weight
+        return cls(config.n_layers, batch, config.n_kv_heads, config.head_dim, max_len or config.max_seq_len,
+                   dtype=weight.dtype, device=weight.device)
+
+    @property
+    def n_layers(self) -> int:
+        return len(self.keys)
+
+    @property
+    def seq_len(self) -> int:
+        """Number of tokens cached (the position of the next token)."""
+        return self.lengths[0]
+
+    def __len__(self) -> int:
+        return self.seq_len
+
+    @property
+    def nbytes(self) -> int:
+        """Memory reserved, in bytes (all ``max_len`` positions)."""
+        return sum(t.numel() * t.element_size() for t in self.keys + self.values)
+
+    @property
+    def used_nbytes(self) -> int:
+        """Memory holding cached tokens, in bytes (what ``KVCache.nbytes`` would be)."""
+        return self.nbytes * self.seq_len // self.max_len
+
+    def update(self, layer: int, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Write the new ``k``, ``v`` of ``layer`` after the cached ones; return views of all of them."""
+        start = self.lengths[layer]
+        end = start + k.shape[2]
+        if end > self.max_len:
+            raise ValueError(f"StaticKVCache holds {self.max_len} tokens; {start} cached + {k.shape[2]} new do not fit")
+        self.keys[layer][:, :, start:end] = k
+        self.values[layer][:, :, start:end] = v
+        self.lengths[layer] = end
+        return self.keys[layer][:, :, :end], self.values[layer][:, :, :end]
+
+    def crop(self, seq_len: int) -> None:
+        """Forget every token after the first ``seq_len`` (the buffers stay allocated)."""
+        _check_int("seq_len", seq_len, minimum=0)
+        self.lengths = [min(n, seq_len) for n in self.lengths]
+
+    def reset(self) -> None:
+        self.lengths = [0] * self.n_layers
+
+    def __repr__(self) -> str:
+        return f"StaticKVCache(n_layers={self.n_layers}, seq_len={self.seq_len}, max_len={self.max_len}, nbytes={self.nbytes})"
+
+
 class CausalSelfAttention(nn.Module):
     """Multi-head causal self-attention with grouped K/V heads (MHA, GQA and MQA)."""
 
@@ -425,27 +545,45 @@ class CausalSelfAttention(nn.Module):
         need_weights: bool = False,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         batch, seq, _ = x.shape
-        # 1. Project, then split the last dimension into heads: [batch, heads, seq, head_dim].
-        q = self.q_proj(x).view(batch, seq, self.n_heads, self.head_dim).transpose(1, 2)
-        k = self.k_proj(x).view(batch, seq, self.n_kv_heads, self.head_dim).transpose(1, 2)
-        v = self.v_proj(x).view(batch, seq, self.n_kv_heads, self.head_dim).transpose(1, 2)
-        # 2. RoPE rotates q and k (never v): positions enter only through the q.k scores.
-        if rope is not None:
-            cos, sin = rope
-            q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
-        # 3. The cache stores k and v per K/V head (before repeating them): that is what GQA saves.
-        if cache is not None:
-            k, v = cache.update(self.layer_idx, k, v)
-        n_rep = self.n_heads // self.n_kv_heads
-        k, v = repeat_kv(k, n_rep), repeat_kv(v, n_rep)
-
-        if need_weights:
-            out, weights = self._attend_readable(q, k, v)
+        stacked = getattr(cache, "stacked_qkv", None)
+        if stacked is not None:  # generate() prepared one matrix for steps 1 and 2
+            q, k, v = self._project_stacked(x, stacked[self.layer_idx], rope)
         else:
-            out, weights = self._attend_fast(q, k, v), None
+            # 1. Project, then split the last dimension into heads: [batch, heads, seq, head_dim].
+            q = self.q_proj(x).view(batch, seq, self.n_heads, self.head_dim).transpose(1, 2)
+            k = self.k_proj(x).view(batch, seq, self.n_kv_heads, self.head_dim).transpose(1, 2)
+            v = self.v_proj(x).view(batch, seq, self.n_kv_heads, self.head_dim).transpose(1, 2)
+            # 2. RoPE rotates q and k (never v): positions enter only through the q.k scores.
+            if rope is not None:
+                cos, sin = rope
+                q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+        # 3. The cache stores k and v per K/V head (before repeating them): that is what GQA saves.
+        #    A cache of many sequences (llmlab.serve) stores them and attends over each sequence's own keys.
+        if cache is not None and hasattr(cache, "attend"):
+            out, weights = cache.attend(self.layer_idx, q, k, v), None
+        else:
+            if cache is not None:
+                k, v = cache.update(self.layer_idx, k, v)
+            if need_weights:
+                n_rep = self.n_heads // self.n_kv_heads
+                out, weights = self._attend_readable(q, repeat_kv(k, n_rep), repeat_kv(v, n_rep))
+            else:
+                out, weights = self._attend_fast(q, k, v), None
         # 4. Merge heads back to [batch, seq, n_heads * head_dim] and mix them with W_O.
         out = out.transpose(1, 2).reshape(batch, seq, self.n_heads * self.head_dim)
         return self.o_proj(out), weights
+
+    def _project_stacked(self, x, weight_bias, rope) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Steps 1 and 2 with W_Q, W_K and W_V stacked into one matrix (``stack_qkv``): one matrix
+        product instead of three, and one RoPE rotation for q and k together (equal up to float rounding)."""
+        batch, seq, _ = x.shape
+        heads = self.n_heads + 2 * self.n_kv_heads
+        qkv = F.linear(x, *weight_bias).view(batch, seq, heads, self.head_dim).transpose(1, 2)
+        qk, v = qkv.split([self.n_heads + self.n_kv_heads, self.n_kv_heads], dim=1)
+        if rope is not None:
+            qk = apply_rope(qk, *rope)
+        q, k = qk.split([self.n_heads, self.n_kv_heads], dim=1)
+        return q, k, v
 
     def _attend_readable(self, q, k, v) -> tuple[torch.Tensor, torch.Tensor]:
         """softmax(q k^T / sqrt(head_dim) + causal mask) @ v, keeping the weights to look at."""
@@ -459,16 +597,15 @@ class CausalSelfAttention(nn.Module):
     def _attend_fast(self, q, k, v) -> torch.Tensor:
         """The same computation in one fused PyTorch kernel (no attention matrix is kept)."""
         q_len, k_len = q.shape[2], k.shape[2]
-        dropout = self.dropout if self.training else 0.0
-        scale = 1.0 / math.sqrt(self.head_dim)
+        options = dict(dropout_p=self.dropout if self.training else 0.0, scale=1.0 / math.sqrt(self.head_dim))
         if q_len == 1:
             # One new token sees every cached key: nothing to mask.
-            return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout, scale=scale)
+            return grouped_sdpa(q, k, v, **options)
         if q_len == k_len:
-            return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout, is_causal=True, scale=scale)
+            return grouped_sdpa(q, k, v, is_causal=True, **options)
         # Several new tokens after a cache: is_causal would align the mask top-left, which is wrong here.
         mask = causal_mask(q_len, k_len, device=q.device)
-        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout, scale=scale)
+        return grouped_sdpa(q, k, v, attn_mask=mask, **options)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -545,7 +682,7 @@ class Transformer(nn.Module):
         elif config.pos_encoding == "sinusoidal":
             self.pos_emb = SinusoidalPositions(config.max_seq_len, config.d_model)
         else:
-            self.rope = RotaryEmbedding(config.head_dim, config.rope_theta)
+            self.rope = RotaryEmbedding(config.head_dim, config.rope_theta, max_positions=config.max_seq_len)
         self.drop = nn.Dropout(config.dropout)
         self.blocks = nn.ModuleList(Block(config, i) for i in range(config.n_layers))
         self.final_norm = _make_norm(config)
@@ -601,12 +738,14 @@ class Transformer(nn.Module):
             raise ValueError(f"cache has {cache.n_layers} layers, the model has {self.config.n_layers}")
 
         batch, seq = input_ids.shape
-        start = cache.seq_len if cache is not None else 0  # position of the first new token
-        if start + seq > self.config.max_seq_len:
-            raise ValueError(
-                f"sequence of {start + seq} tokens ({start} cached + {seq} new) exceeds max_seq_len={self.config.max_seq_len}"
-            )
-        positions = torch.arange(start, start + seq, device=input_ids.device)
+        positions = getattr(cache, "positions", None)  # a batch of sequences (llmlab.serve) brings its own
+        if positions is None:
+            start = cache.seq_len if cache is not None else 0  # position of the first new token
+            if start + seq > self.config.max_seq_len:
+                raise ValueError(
+                    f"sequence of {start + seq} tokens ({start} cached + {seq} new) exceeds max_seq_len={self.config.max_seq_len}"
+                )
+            positions = torch.arange(start, start + seq, device=input_ids.device)
 
         x = self.tok_emb(input_ids)  # [batch, seq, d_model]
         if self.pos_emb is not None:
@@ -668,7 +807,25 @@ def _as_id_list(name: str, value) -> list[int]:
     return list(values)
 
 
-@torch.no_grad()
+def stack_qkv(model: Transformer) -> list[tuple[torch.Tensor, torch.Tensor | None]] | None:
+    """Per layer, ``(cat(W_Q, W_K, W_V), cat(biases) or None)``; None if a projection is not a plain
+    ``nn.Linear`` (an adapter such as LoRA must run as it is).
+
+    ``generate`` builds this at the start of each call and passes it on through its cache, so a
+    decoding step does one matrix product for q, k and v. Built per call, it can never be stale.
+    """
+    stacked = []
+    for block in model.blocks:
+        attn = getattr(block, "attn", None)
+        projections = [getattr(attn, name, None) for name in ("q_proj", "k_proj", "v_proj")]
+        if not all(type(p) is nn.Linear for p in projections):
+            return None
+        weight = torch.cat([p.weight for p in projections])
+        bias = torch.cat([p.bias for p in projections]) if projections[0].bias is not None else None
+        stacked.append((weight, bias))
+    return stacked
+
+
 def generate(
     model: Transformer,
     input_ids: torch.Tensor,
@@ -696,6 +853,17 @@ def generate(
 
     Call ``model.eval()`` first if the model has dropout.
     """
+    # Inference mode: no autograd bookkeeping at all (faster than no_grad); the result is cloned
+    # outside it, so it is an ordinary tensor that training code can use.
+    with torch.inference_mode():
+        out = _generate(model, input_ids, max_new_tokens, use_cache=use_cache, sampler=sampler,
+                        eos_token_id=eos_token_id, stop_sequences=stop_sequences, on_token=on_token,
+                        pad_token_id=pad_token_id, **sampling_kwargs)
+    return out.clone()
+
+
+def _generate(model, input_ids, max_new_tokens, *, use_cache, sampler, eos_token_id, stop_sequences, on_token,
+              pad_token_id, **sampling_kwargs) -> torch.Tensor:
     if not isinstance(model, Transformer):
         raise TypeError(f"model must be an llmlab Transformer (convert HF models with from_hf), got {type(model).__name__}")
     if not isinstance(input_ids, torch.Tensor):
@@ -730,33 +898,45 @@ def generate(
         raise ValueError(f"pad_token_id must be < vocab_size={model.config.vocab_size}, got {pad_token_id}")
 
     batch, prompt_len = ids.shape
+    # Everything lives in buffers allocated once: the tokens (the sampler sees a view of those so far)
+    # and, with use_cache, the keys and values (StaticKVCache: no torch.cat per step).
+    tokens = torch.empty((batch, prompt_len + max_new_tokens), dtype=torch.long, device=ids.device)
+    tokens[:, :prompt_len] = ids
+    length = prompt_len
+    cache = StaticKVCache.for_model(model, batch, max_len=prompt_len + max_new_tokens) if use_cache else None
+    if cache is not None:
+        cache.stacked_qkv = stack_qkv(model)
+    watch_stops = bool(eos_ids or stops)
     finished = torch.zeros(batch, dtype=torch.bool, device=ids.device)
-    cache = model.new_cache() if use_cache else None
     model_input = ids  # with a cache: first the whole prompt (prefill), then one token at a time
     for _ in range(max_new_tokens):
         logits = model(model_input, cache=cache)[:, -1, :]  # only the last position predicts the next token
-        next_ids = sampler(logits, ids)
+        next_ids = sampler(logits, tokens[:, :length])
         if not isinstance(next_ids, torch.Tensor) or next_ids.shape != (batch,):
             got = tuple(next_ids.shape) if isinstance(next_ids, torch.Tensor) else type(next_ids).__name__
             raise ValueError(f"sampler must return a tensor of shape [batch] = ({batch},), got {got}")
-        next_ids = torch.where(finished, torch.full_like(next_ids, pad_token_id), next_ids.long())
-        ids = torch.cat((ids, next_ids[:, None]), dim=1)
+        if watch_stops:
+            next_ids = torch.where(finished, torch.full_like(next_ids, pad_token_id), next_ids.long())
+        tokens[:, length] = next_ids
+        length += 1
         if on_token is not None:
             on_token(next_ids)
 
-        stopped = torch.zeros_like(finished)
-        for eos in eos_ids:
-            stopped |= next_ids == eos
-        n_generated = ids.shape[1] - prompt_len
-        for stop in stops:
-            if len(stop) <= n_generated:
-                tail = ids[:, -len(stop) :]
-                stopped |= (tail == torch.tensor(stop, device=ids.device)).all(dim=1)
-        finished |= stopped
-        if bool(finished.all()):
-            break
-        model_input = next_ids[:, None] if use_cache else ids
-    return ids[0] if single else ids
+        if watch_stops:
+            stopped = torch.zeros_like(finished)
+            for eos in eos_ids:
+                stopped |= next_ids == eos
+            n_generated = length - prompt_len
+            for stop in stops:
+                if len(stop) <= n_generated:
+                    tail = tokens[:, length - len(stop) : length]
+                    stopped |= (tail == torch.tensor(stop, device=ids.device)).all(dim=1)
+            finished |= stopped
+            if bool(finished.all()):
+                break
+        model_input = tokens[:, length - 1 : length] if use_cache else tokens[:, :length]
+    out = tokens[:, :length]
+    return out[0] if single else out
 
 
 def from_hf(hf_model) -> Transformer:

@@ -1,14 +1,18 @@
 """Decoding policies: how the next token is chosen from the logits.
 
 A language model only scores every token of the vocabulary (the logits). A *decoding policy* turns
-those scores into one token id. The pieces, in the order ``generate`` applies them (chapter 04,
-"el orden de los mandos": heat first, then cut, then sample):
+those scores into one token id. The pieces, in the order ``generate`` applies them by default (the order of
+Hugging Face ``transformers``: heat first, then cut, then sample):
 
 1. ``apply_repetition_penalty``: make tokens already in the context (prompt included) less likely.
 2. a constraint (``llmlab.constrained``), if any: forbid tokens that would break the output format.
 3. ``apply_temperature``: divide the logits by T (T < 1 sharpens, T > 1 flattens).
 4. ``top_k_filter``, ``top_p_filter``, ``min_p_filter``: remove unlikely candidates.
 5. softmax and one draw (``torch.multinomial``), or ``argmax`` for greedy decoding.
+
+The order is a convention of each library, not a law: llama.cpp's default chain cuts first (top-k, top-p,
+min-p) and applies the temperature last, so there the temperature never changes *which* tokens survive.
+``Sampler(temperature_last=True)`` follows that order (lab 04 compares both).
 
 Every filter returns a *new* tensor in which the removed tokens are ``-inf`` (probability 0 after the
 softmax). The functions reproduce the logits processors of Hugging Face ``transformers``
@@ -213,6 +217,9 @@ class Sampler:
     is the ``argmax`` of the penalised, constrained logits and the sampling knobs are ignored (a
     warning says so, like HF). The logits are cast to float32 first, as HF does.
 
+    With ``temperature_last=True`` the temperature moves to the end of the warpers (top-k, top-p, min-p,
+    then temperature), the default order of llama.cpp's sampler chain.
+
     ``generator`` (a ``torch.Generator``) makes the draws reproducible; with ``None`` the global torch
     RNG is used, exactly as HF does, so ``torch.manual_seed(s)`` reproduces HF's tokens.
     ``constraint`` is any callable ``(input_ids, scores) -> scores`` (an HF-style logits processor),
@@ -228,10 +235,13 @@ class Sampler:
     min_tokens_to_keep: int = 1
     generator: torch.Generator | None = field(default=None, repr=False, compare=False)
     constraint: Any = None
+    temperature_last: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.do_sample, bool):
             raise TypeError(f"`do_sample` must be a bool, got {self.do_sample!r}")
+        if not isinstance(self.temperature_last, bool):
+            raise TypeError(f"`temperature_last` must be a bool, got {self.temperature_last!r}")
         self.temperature = _check_positive_float(self.temperature, "temperature", _GREEDY_HINT)
         if self.top_k is not None:
             self.top_k = _check_positive_int(self.top_k, "top_k")
@@ -282,7 +292,7 @@ class Sampler:
             scores = self.constraint(input_ids, scores)
         if self.do_sample:
             # Same skips as HF: temperature 1 and top_p 1 are not applied at all.
-            if self.temperature != 1.0:
+            if self.temperature != 1.0 and not self.temperature_last:
                 scores = apply_temperature(scores, self.temperature)
             if self.top_k is not None:
                 scores = top_k_filter(scores, self.top_k, self.min_tokens_to_keep)
@@ -290,6 +300,8 @@ class Sampler:
                 scores = top_p_filter(scores, self.top_p, self.min_tokens_to_keep)
             if self.min_p is not None:
                 scores = min_p_filter(scores, self.min_p, self.min_tokens_to_keep)
+            if self.temperature != 1.0 and self.temperature_last:
+                scores = apply_temperature(scores, self.temperature)
         return scores
 
     def probs(self, logits: torch.Tensor, input_ids: torch.Tensor | None = None) -> torch.Tensor:

@@ -379,3 +379,15 @@ def test_parity_with_transformer_return_attention():
     q, k, v = h[0].numpy() @ W_Q + b[0], h[0].numpy() @ W_K + b[1], h[0].numpy() @ W_V + b[2]
     _, A = att.causal_attention(att.split_heads(q, 2), att.split_heads(k, 2), att.split_heads(v, 2))
     np.testing.assert_allclose(A, attentions[0][0].numpy(), atol=1e-10)
+
+
+def test_most_attended_reads_the_row():
+    from llmlab.attention import most_attended
+
+    A = np.array([[1.0, 0.0, 0.0], [0.7, 0.3, 0.0], [0.1, 0.2, 0.7]])
+    assert most_attended(A, 1) == 0  # the column of token 1 would say 1
+    assert most_attended(A.tolist(), 2) == 2
+    assert most_attended([[0.5, 0.5]], 0) == 0  # ties: lowest index
+    for bad in (-1, 3):
+        with pytest.raises(IndexError):
+            most_attended(A, bad)

@@ -228,3 +228,23 @@ def test_reference_blocked_reaches_aliases_the_names_cannot_see():
                 attempt()
     assert default_arg([0.5]) == pytest.approx(0.693147, abs=1e-6)  # restored
     assert hidden_alias([0.5]) == pytest.approx(0.693147, abs=1e-6)
+
+
+def test_checked_call_lets_generators_and_modifiable_arguments_change():
+    torch = pytest.importorskip("torch")
+    g = torch.Generator().manual_seed(0)
+    first = checks.checked_call(lambda n, generator=None: torch.rand(n, generator=generator), 2, generator=g)
+    second = checks.checked_call(lambda n, generator=None: torch.rand(n, generator=generator), 2, generator=g)
+    assert not torch.equal(first, second)  # the caller's generator advanced, as with a direct call
+    rng = np.random.default_rng(0)
+    checks.checked_call(lambda r: r.normal(), rng)
+
+    def fill(cache, k):
+        cache.append(k)
+        return len(cache)
+
+    cache = []
+    assert checks.checked_call(fill, checks.modifiable(cache), 1.0) == 1
+    assert cache == [1.0]  # the very object was filled
+    with pytest.raises(AssertionError, match="`cache`"):
+        checks.checked_call(fill, [], 1.0)  # without modifiable(...) it is an in-place change

@@ -14,6 +14,7 @@ from llmlab.cost import (
     linear_param_count,
     mlp_param_count,
     moe_active_fraction,
+    moe_weights_and_flops,
     param_breakdown,
     transformer_param_estimate,
     weight_memory,
@@ -161,3 +162,14 @@ def test_attention_cost_is_quadratic():
     assert attention_flops(1000, 64, 64) == 2 * 1000**2 * 64 * 2
     assert attention_flops(2000, 64, 64) == 4 * attention_flops(1000, 64, 64)
     assert attention_flops(4, 2, 3) == 2 * 16 * 2 + 2 * 16 * 3
+
+
+def test_moe_weights_and_flops_memory_follows_total_compute_follows_active():
+    assert moe_weights_and_flops(600e9, 30e9) == pytest.approx((1200.0, 6e10), rel=1e-12)
+    assert moe_weights_and_flops(70e9, 70e9) == pytest.approx((140.0, 1.4e11), rel=1e-12)  # dense
+    assert moe_weights_and_flops(46.7e9, 12.9e9, "4bit") == pytest.approx((23.35, 2.58e10), rel=1e-12)
+    for bad in [(30e9, 600e9), (0, 0), (10e9, -1e9)]:
+        with pytest.raises(ValueError):
+            moe_weights_and_flops(*bad)
+    with pytest.raises(ValueError):
+        moe_weights_and_flops(10e9, 1e9, "fp12")

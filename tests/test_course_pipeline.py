@@ -55,10 +55,16 @@ def test_release_leaks_no_solution_or_hidden_test(lab):
 @pytest.mark.parametrize("lab", LABS)
 def test_release_has_stubs_where_solutions_were(lab):
     nb = labtools.load_json_notebook(labtools.release_path(lab))
+    solution = labtools.load_json_notebook(labtools.solution_path(lab))
+    buggy = {c.metadata["nbgrader"]["grade_id"]: labtools.buggy_code(c.source) for c in solution.cells
+             if c.cell_type == "code" and labtools.buggy_code(c.source)}
     answers = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")]
     assert answers
     for cell in answers:
-        if cell.cell_type == "code":
+        if cell.metadata.nbgrader["grade_id"] in buggy:  # find-the-bug: the buggy code instead of a stub
+            assert "\n".join(buggy[cell.metadata.nbgrader["grade_id"]]) in cell.source
+            assert "raise EjercicioSinHacer()" not in cell.source
+        elif cell.cell_type == "code":
             assert "raise EjercicioSinHacer()" in cell.source
         else:
             assert "ESCRIBE AQUÍ TU RESPUESTA" in cell.source

@@ -307,3 +307,19 @@ def test_from_preset_overrides():
     g = torch.Generator()
     s = Sampler.from_preset("creative", temperature=1.1, generator=g)
     assert s.temperature == 1.1 and s.top_p == PRESETS["creative"]["top_p"] and s.generator is g
+
+
+def test_temperature_last_is_llama_cpp_order():
+    """HF heats then cuts; llama.cpp cuts then heats (chapter 04 example: T = 2, top-p = 0.9)."""
+    z = torch.tensor([4.0, 3.0, 1.0, 0.0])
+    heat_then_cut = Sampler(do_sample=True, temperature=2.0, top_p=0.9).probs(z)
+    cut_then_heat = Sampler(do_sample=True, temperature=2.0, top_p=0.9, temperature_last=True).probs(z)
+    assert torch.allclose(heat_then_cut, torch.tensor([0.5465, 0.3315, 0.1220, 0.0]), atol=1e-4)
+    assert torch.allclose(cut_then_heat, torch.tensor([0.6225, 0.3775, 0.0, 0.0]), atol=1e-4)
+    manual = torch.softmax(apply_temperature(top_p_filter(z, 0.9), 2.0), dim=-1)
+    assert torch.equal(cut_then_heat, manual)
+    # Without a temperature the two orders are the same policy.
+    assert torch.equal(Sampler(do_sample=True, top_k=3, min_p=0.05).probs(z),
+                       Sampler(do_sample=True, top_k=3, min_p=0.05, temperature_last=True).probs(z))
+    with pytest.raises(TypeError):
+        Sampler(temperature_last="yes")

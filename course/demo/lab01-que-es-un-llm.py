@@ -1,8 +1,9 @@
 """Demo class for lab 01: fictional students covering what a real class hands in.
 
-Points per exercise: softmax 2, nll 2, sequence_log_prob 1, perplexity 2, linear_param_count 1,
-transformer_param_estimate 1, weight_memory 2, kv_cache_bytes 2, inference_memory 2, choose_model 2
-(17 autograded) + 3 for the written answer (graded by hand in formgrader).
+Points per exercise: softmax 2, nll 2, sequence_log_prob 1, perplexity 2, perplexity_from_loss 1 (find the
+bug), linear_param_count 1, transformer_param_estimate 1, weight_memory 2, moe_weights_and_flops 2,
+kv_cache_bytes 2, inference_memory 2 (find the bugs), choose_model 2 (20 autograded) + 3 for the written answer
+(graded by hand in formgrader). An untouched find-the-bug cell keeps its bug, so it scores 0 like a stub.
 """
 
 # The typical mistakes of chapter 01, as a student would write them.
@@ -63,6 +64,20 @@ def fits_on_gpu(weights_gb, kv_gb, gpu_gb, overhead=0.25):
     return inference_memory_gb(weights_gb, kv_gb, overhead) <= gpu_gb
 '''
 
+WRONG_FIX_PERPLEXITY = '''
+def perplexity_from_loss(total_loss, n_tokens):
+    """Perplejidad a partir de la pérdida TOTAL (en nats) de n_tokens tokens."""
+    if n_tokens <= 0:
+        raise ValueError("n_tokens debe ser positivo")
+    return math.exp(total_loss) / n_tokens
+'''
+
+MOE_MEMORY_WITH_ACTIVE = '''
+def moe_weights_and_flops(total_params, active_params, dtype="fp16"):
+    """(GB de los pesos de todos los expertos, operaciones por token con los parámetros activos)."""
+    return weight_memory(active_params, dtype)[0], 2.0 * active_params
+'''
+
 BIGGEST_IS_BEST = '''
 def choose_model(candidates, gpu_gb, overhead=0.25):
     """Nombre del candidato de mayor calidad que cabe en la GPU."""
@@ -75,6 +90,13 @@ CALLS_REFERENCE = {
     "nll": "def nll(probs, reduction='sum'):\n    return M.nll(probs, reduction=reduction)",
     "sequence_log_prob": "def sequence_log_prob(cond_probs):\n    return M.sequence_log_prob(cond_probs)",
     "perplexity": "from llmlab.metrics import perplexity as ppl_ref\n\ndef perplexity(probs):\n    return ppl_ref(probs)",
+    "perplexity_from_loss": (
+        "def perplexity_from_loss(total_loss, n_tokens):\n    return M.perplexity_from_loss(total_loss, n_tokens)"
+    ),
+    "moe_weights_and_flops": (
+        "def moe_weights_and_flops(total_params, active_params, dtype='fp16'):\n"
+        "    return C.moe_weights_and_flops(total_params, active_params, dtype)"
+    ),
     "linear_param_count": "def linear_param_count(d_in, d_out, bias=True):\n    return C.linear_param_count(d_in, d_out, bias)",
     "transformer_param_estimate": "def transformer_param_estimate(n_layers, d_model):\n    return C.transformer_param_estimate(n_layers, d_model)",
     "weight_memory": "def weight_memory(n_params, dtype='fp16'):\n    return C.weight_memory(n_params, dtype)",
@@ -92,7 +114,7 @@ STUDENTS = {
     # Everything right, written answer included.
     "ana_correcta": {
         "answers": "solution",
-        "expected": {"score": 17, "flags": ["manual"]},
+        "expected": {"score": 20, "flags": ["manual"]},
     },
     # Opened the release and handed it in untouched.
     "bruno_sin_tocar": {
@@ -118,9 +140,11 @@ STUDENTS = {
             "nll": NLL_LOG10,
             "sequence_log_prob": "solution",
             "perplexity": PERPLEXITY_OF_TOTAL,
+            "perplexity_from_loss": WRONG_FIX_PERPLEXITY,
             "linear_param_count": LINEAR_WITHOUT_BIAS,
             "transformer_param_estimate": "solution",
             "weight_memory": WEIGHT_MEMORY_GB_AS_GIB,
+            "moe_weights_and_flops": MOE_MEMORY_WITH_ACTIVE,
             "kv_cache_bytes": KV_WITHOUT_FACTOR_2,
             "inference_memory": OVERHEAD_ON_WEIGHTS_ONLY,
             "choose_model": BIGGEST_IS_BEST,
@@ -131,11 +155,12 @@ STUDENTS = {
     # Wrong perplexity, and replaced its test cell by `assert True`: the test is restored, 0 points there.
     "elena_trampa": {
         "answers": {**{gid: "solution" for gid in [
-            "softmax", "nll", "sequence_log_prob", "linear_param_count", "transformer_param_estimate",
-            "weight_memory", "kv_cache_bytes", "inference_memory", "choose_model", "respuesta_capas"]},
+            "softmax", "nll", "sequence_log_prob", "perplexity_from_loss", "linear_param_count",
+            "transformer_param_estimate", "weight_memory", "moe_weights_and_flops", "kv_cache_bytes",
+            "inference_memory", "choose_model", "respuesta_capas"]},
             "perplexity": PERPLEXITY_OF_TOTAL},
         "edit_cells": {"test_perplexity": "# Comprobación del ejercicio 4\nassert True"},
-        "expected": {"score": 15, "flags": ["manipulada", "manual"], "tests": {"test_perplexity": 0}},
+        "expected": {"score": 18, "flags": ["manipulada", "manual"], "tests": {"test_perplexity": 0}},
     },
     # The file got truncated on upload: it cannot be read, and the rest of the class is still graded.
     "fede_roto": {
@@ -152,8 +177,8 @@ STUDENTS = {
         "answers": {gid: "solution" for gid in ["softmax", "nll", "perplexity"]},
         "prepend_code": (
             "# no me funcionaban las comprobaciones\n"
-            "check_close = check_equal = check_raises = check_type = lambda *args, **kwargs: None"
+            "check_close = check_equal = check_raises = check_type = check_number = lambda *args, **kwargs: None"
         ),
-        "expected": {"flags": ["sospechosa"]},
+        "expected": {"score": 8, "flags": ["sospechosa"]},
     },
 }

@@ -1,8 +1,9 @@
 """Demo class for lab 02: the same fictional students as lab 01, now inside the transformer.
 
-Points per exercise: embed 2, sinusoidal_positions 2, build_input 2, attention_row 2, qkv_project 1,
-scaled_dot_product_attention 3, is_permutation_equivariant 2, toy_forward 3, attention_cost 1
-(18 autograded) + 3 for the written answer (graded by hand in formgrader).
+Points per exercise: embed 2, sinusoidal_positions 2, build_input 2 (find the bug), attention_row 2, qkv_project 1,
+scaled_dot_product_attention 3, most_attended 1 (find the bug), is_permutation_equivariant 2, toy_forward 3,
+attention_cost 1 (19 autograded) + 3 for the written answer (graded by hand in formgrader). An untouched
+find-the-bug cell keeps its bug: it scores 0, unless the checks themselves are switched off (ines_parchea).
 """
 
 # The typical mistakes of chapter 02, as a student would write them.
@@ -99,13 +100,14 @@ CALLS_REFERENCE = {
         "    return layer_norm(X[-1]) @ params['E'].T"
     ),
     "attention_cost": "def attention_cost(n, d_k=1):\n    return C.attention_cost(n, d_k)",
+    "most_attended": "def most_attended(A, i):\n    return ATT.most_attended(A, i)",
 }
 
 STUDENTS = {
     # Everything right, written answer included.
     "ana_correcta": {
         "answers": "solution",
-        "expected": {"score": 18, "flags": ["manual"]},
+        "expected": {"score": 19, "flags": ["manual"]},
     },
     # Opened the release and handed it in untouched.
     "bruno_sin_tocar": {
@@ -137,11 +139,11 @@ STUDENTS = {
     # Forgot the 1/√d_k, and replaced that test cell by `assert True`: the test is restored, 0 points there.
     "elena_trampa": {
         "answers": {**{gid: "solution" for gid in [
-            "embed", "sinusoidal_positions", "build_input", "attention_row", "qkv_project",
+            "embed", "sinusoidal_positions", "build_input", "attention_row", "qkv_project", "most_attended",
             "is_permutation_equivariant", "toy_forward", "attention_cost", "respuesta_posiciones"]},
             "scaled_dot_product_attention": NO_SQRT_DK},
         "edit_cells": {"test_scaled_dot_product_attention": "# Comprobación del ejercicio 6\nassert True"},
-        "expected": {"score": 15, "flags": ["manipulada", "manual"],
+        "expected": {"score": 16, "flags": ["manipulada", "manual"],
                      "tests": {"test_scaled_dot_product_attention": 0}},
     },
     # The file got truncated on upload: it cannot be read, and the rest of the class is still graded.
@@ -154,13 +156,15 @@ STUDENTS = {
         "answers": CALLS_REFERENCE,
         "expected": {"score": 0, "flags": []},
     },
-    # Disables the checks from a cell of her own: she scores what runs, but the grader flags it for review.
+    # Disables the checks from a cell of her own: what runs without crashing scores (her three answers and the
+    # untouched most_attended, whose bug no disabled check sees), but the grader flags it for review.
     "ines_parchea": {
         "answers": {gid: "solution" for gid in ["embed", "sinusoidal_positions", "attention_row"]},
         "prepend_code": (
             "# las comprobaciones me daban la lata\n"
-            "check_close = check_equal = check_raises = check_true = check_shape = check_type = lambda *a, **k: None"
+            "check_close = check_equal = check_raises = check_true = check_shape = check_type = lambda *a, **k: None\n"
+            "check_array = check_number = lambda *a, **k: None"
         ),
-        "expected": {"score": 6, "flags": ["sospechosa"]},
+        "expected": {"score": 7, "flags": ["sospechosa"]},
     },
 }

@@ -1,8 +1,9 @@
 """Demo class for lab 03: fictional students covering what a real class hands in.
 
-Points per exercise: attention_scores 2, causal_mask 1, softmax_rows 2, causal_attention 3,
-multi_head_attention 3, grouped_query_attention 2, kv_cache 3, cross_attention 2,
-causal_attention_torch 2 (20 autograded) + 3 for the written answer (graded by hand in formgrader).
+Points per exercise: attention_scores 2, causal_mask 1 (find the bug), softmax_rows 2, causal_attention 3,
+split_heads 1 (find the bug), multi_head_attention 3, grouped_query_attention 2, kv_cache 3, cross_attention 2,
+causal_attention_torch 2 (21 autograded) + 3 for the written answer (graded by hand in formgrader). An untouched
+find-the-bug cell keeps its bug and scores 0, unless the checks themselves are switched off (ines_parchea).
 """
 
 # The typical mistakes of chapter 03, as a student would write them.
@@ -136,6 +137,7 @@ CALLS_REFERENCE = {
         "def cross_attention(X_q, Y_kv, W_Q, W_K, W_V):\n"
         "    return AT.cross_attention(X_q, Y_kv, W_Q, W_K, W_V)"
     ),
+    "split_heads": "def split_heads(M, n_heads):\n    return AT.split_heads(M, n_heads)",
     "causal_attention_torch": (
         "def causal_attention_torch(q, k, v):\n"
         "    O, A = AT.causal_attention(q.double().numpy(), k.double().numpy(), v.double().numpy())\n"
@@ -147,7 +149,7 @@ STUDENTS = {
     # Everything right, written answer included.
     "ana_correcta": {
         "answers": "solution",
-        "expected": {"score": 20, "flags": ["manual"]},
+        "expected": {"score": 21, "flags": ["manual"]},
     },
     # Opened the release and handed it in untouched.
     "bruno_sin_tocar": {
@@ -180,8 +182,8 @@ STUDENTS = {
     # restored and she gets 0 points there.
     "elena_trampa": {
         "answers": {**{gid: "solution" for gid in [
-            "attention_scores", "causal_mask", "softmax_rows", "multi_head_attention", "grouped_query_attention",
-            "kv_cache", "cross_attention", "causal_attention_torch", "respuesta_mascara"]},
+            "attention_scores", "causal_mask", "softmax_rows", "split_heads", "multi_head_attention",
+            "grouped_query_attention", "kv_cache", "cross_attention", "causal_attention_torch", "respuesta_mascara"]},
             "causal_attention": (
                 "def causal_attention(Q, K, V):\n"
                 "    n = Q.shape[-2]\n"
@@ -191,7 +193,7 @@ STUDENTS = {
                 "    return A @ V, A"
             )},
         "edit_cells": {"test_causal_attention": "# Comprobación del ejercicio 4\nassert True"},
-        "expected": {"score": 17, "flags": ["manipulada", "manual"], "tests": {"test_causal_attention": 0}},
+        "expected": {"score": 18, "flags": ["manipulada", "manual"], "tests": {"test_causal_attention": 0}},
     },
     # The file got truncated on upload: it cannot be read, and the rest of the class is still graded.
     "fede_roto": {
@@ -203,13 +205,14 @@ STUDENTS = {
         "answers": CALLS_REFERENCE,
         "expected": {"score": 0, "flags": []},
     },
-    # Disables the checks from a cell of her own: she scores, but the grader flags it for review.
+    # Disables the checks from a cell of her own: what runs scores (her three answers and the untouched split_heads,
+    # whose bug her disabled checks no longer see), but the grader flags it for review.
     "ines_parchea": {
         "answers": {gid: "solution" for gid in ["attention_scores", "causal_mask", "softmax_rows"]},
         "prepend_code": (
             "# las comprobaciones me daban errores\n"
             "check_close = check_equal = check_raises = check_true = check_shape = check_type = lambda *a, **k: None"
         ),
-        "expected": {"score": 5, "flags": ["sospechosa"]},
+        "expected": {"score": 6, "flags": ["sospechosa"]},
     },
 }

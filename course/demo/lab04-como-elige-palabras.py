@@ -1,8 +1,9 @@
 """Demo class for lab 04: the same fictional students as lab 01, now choosing words.
 
-Points per exercise: layer_norm 2, rms_norm 1, mlp (+ mlp_param_count) 2, apply_temperature 1,
-top_k_filter 2, top_p_filter 3, min_p_filter 1, sample_next_token (+ final_probs) 3, generate 2
-(17 autograded) + 3 for the written answer (graded by hand in formgrader).
+Points per exercise: layer_norm 2, rms_norm 1 (find the bug), mlp (+ mlp_param_count) 2, apply_temperature 1,
+top_k_filter 2, top_p_filter 3 (find the bug), min_p_filter 1, sample_next_token (+ final_probs) 3, generate 2
+(17 autograded) + 3 for the written answer (graded by hand in formgrader). An untouched find-the-bug cell keeps
+its bug and scores 0.
 """
 
 # The typical mistakes of chapter 04, as a student would write them.
@@ -109,8 +110,9 @@ CALLS_REFERENCE = {
     ),
     "min_p_filter": "def min_p_filter(logits, min_p, min_tokens_to_keep=1):\n    return S.min_p_filter(logits, min_p, min_tokens_to_keep)",
     "sample_next_token": (
-        "def final_probs(logits, temperature=1.0, top_k=None, top_p=None, min_p=None):\n"
-        "    return S.Sampler(do_sample=True, temperature=temperature, top_k=top_k, top_p=top_p, min_p=min_p).probs(logits)\n\n"
+        "def final_probs(logits, temperature=1.0, top_k=None, top_p=None, min_p=None, temperature_last=False):\n"
+        "    return S.Sampler(do_sample=True, temperature=temperature, top_k=top_k, top_p=top_p, min_p=min_p,\n"
+        "                     temperature_last=temperature_last).probs(logits)\n\n"
         "def sample_next_token(logits, temperature=1.0, top_k=None, top_p=None, min_p=None, greedy=False, generator=None):\n"
         "    if greedy:\n        return S.sample_next_token(logits)\n"
         "    return S.sample_next_token(logits, do_sample=True, temperature=temperature, top_k=top_k, top_p=top_p,\n"
@@ -181,6 +183,6 @@ STUDENTS = {
             "# las comprobaciones me daban errores raros\n"
             "check_close = check_equal = check_raises = check_true = check_type = check_shape = lambda *args, **kwargs: None"
         ),
-        "expected": {"flags": ["sospechosa"]},
+        "expected": {"score": 6, "flags": ["sospechosa"]},
     },
 }

@@ -34,6 +34,7 @@ from .basics import (
     linear_param_count,
     mlp_param_count,
     moe_active_fraction,
+    moe_weights_and_flops,
     param_breakdown,
     transformer_param_estimate,
     weight_memory,
@@ -98,7 +99,7 @@ __all__ = [
     # chapter 01 basics
     "GB", "GiB", "MiB", "BYTES_PER_PARAM", "linear_param_count", "transformer_param_estimate",
     "param_breakdown", "mlp_param_count", "weight_memory", "kv_cache_bytes", "inference_memory_gb",
-    "fits_on_gpu", "moe_active_fraction", "flops_per_token_ratio", "choose_model", "attention_cost",
+    "fits_on_gpu", "moe_active_fraction", "moe_weights_and_flops", "flops_per_token_ratio", "choose_model", "attention_cost",
     "attention_flops",
     # real architectures, formats, hardware, catalogs
     "ModelSpec", "SUPPORTED_MODEL_TYPES", "SLIDING_CONVENTIONS", "WeightFormat", "WEIGHT_FORMATS",

@@ -27,6 +27,7 @@ __all__ = [
     "inference_memory_gb",
     "fits_on_gpu",
     "moe_active_fraction",
+    "moe_weights_and_flops",
     "flops_per_token_ratio",
     "choose_model",
     "attention_cost",
@@ -227,6 +228,17 @@ def moe_active_fraction(total_params: float, active_params: float) -> float:
             f"active_params ({active_params:g}) cannot exceed total_params ({total_params:g})"
         )
     return active_params / total_params
+
+
+def moe_weights_and_flops(total_params: float, active_params: float, dtype: str = "fp16") -> tuple[float, float]:
+    """``(weights GB, FLOPs per token)`` of a mixture-of-experts model: memory follows the total, compute the active.
+
+    Every expert must sit in memory, so the weights take ``total · bytes_per_param`` (decimal GB); each token
+    only goes through the active parameters, about ``2 · active`` FLOPs (one multiply-add per parameter).
+    600B total / 30B active in fp16: (1200.0, 6e10), against (140.0, 1.4e11) for a dense 70B.
+    """
+    moe_active_fraction(total_params, active_params)  # checks 0 < active <= total
+    return weight_memory(total_params, dtype)[0], 2.0 * float(active_params)
 
 
 def flops_per_token_ratio(dense_params: float, moe_active_params: float) -> float:

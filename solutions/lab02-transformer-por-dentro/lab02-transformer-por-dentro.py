@@ -7,11 +7,13 @@
 # ---
 
 # %% [markdown] nbgrader={"grade_id": "cabecera", "locked": true}
-# # Lab 02 · El Transformer por dentro: de texto a tensores y atención
+# # Lab 02 · Dentro del Transformer: del texto a los tensores y a la atención
 #
 # [![Abrir en Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/llmlab-curso/llmlab/blob/main/labs/lab02-transformer-por-dentro/lab02-transformer-por-dentro.ipynb)
 #
-# **Capítulo 02** de *Facsímil 03 · Arquitecturas y modelos* · duración estimada: **2 horas y media**
+# **Capítulo 02** de *Facsímil 03 · Arquitecturas y modelos* · duración estimada: **3 horas y media** (60 min
+# de lectura y figuras y 2 h 30 min de ejercicios y de la pregunta razonada; cada ejercicio indica su tiempo y su
+# dificultad; las secciones «(opcional)» quedan fuera de la cuenta)
 #
 # Hay un instante, dentro de cualquier modelo de lenguaje, en el que tu frase deja de ser letras y pasa a ser
 # una tabla de números. A partir de ahí todo son multiplicaciones de matrices. Este laboratorio recorre ese
@@ -26,12 +28,16 @@
 # 4. calcular a mano una fila de atención (el ejemplo de «banco») y la atención completa `softmax(QKᵀ/√d_k)·V`;
 # 5. qué añaden las varias cabezas, cómo es una pasada completa hasta los logits y por qué la atención cuesta `n²`.
 #
-# **Cómo se trabaja.** Escribe tu código en las celdas que dicen `ESCRIBE TU CÓDIGO AQUÍ`. La celda que hay
-# debajo de cada una lo comprueba y te explica en español lo que falle. Al corregir se ejecutan además
-# pruebas ocultas con otros datos, así que tu función tiene que cumplir el enunciado, no solo los ejemplos.
-# Las celdas de comprobación se restauran al corregir: no sirve de nada editarlas. Y no llames a la versión de
-# `llmlab` de lo que se te pide (`llmlab.embeddings`, `llmlab.positional`, `llmlab.attention`…): la idea es
-# que la escribas tú.
+# **Cómo se trabaja.** Escribe tu código en las celdas que dicen `ESCRIBE TU CÓDIGO AQUÍ`; en los dos ejercicios
+# «encuentra el error» la celda ya trae una función con un fallo típico que tienes que arreglar. Debajo de cada
+# ejercicio hay pistas plegadas y una celda de comprobación que te explica en español lo que falle. Al corregir se
+# ejecutan además pruebas ocultas con otros datos, así que tu función tiene que cumplir el enunciado, no solo los
+# ejemplos. Las celdas de comprobación se restauran al corregir: no sirve de nada editarlas. Y no llames a la
+# versión de `llmlab` de lo que se te pide (`llmlab.embeddings`, `llmlab.positional`, `llmlab.attention`…): la
+# comprobación te avisará, porque la idea es que la escribas tú.
+#
+# **Números.** Los decimales llevan punto, como en Python (`0.652`), y los miles se separan con un espacio fino
+# (`409 600 000`).
 
 # %% nbgrader={"grade_id": "preparacion", "locked": true}
 # Preparación: ejecuta esta celda primero y no la modifiques.
@@ -59,7 +65,11 @@ from llmlab import functional as F
 from llmlab import model as LM
 from llmlab import positional as POS
 from llmlab import pretrained
-from llmlab.checks import check_close, check_equal, check_raises, check_shape, check_true, check_type, hidden, ok, reference_blocked
+from llmlab.checks import (
+    EjercicioSinHacer, check_array, check_close, check_equal, check_number, check_raises, check_shape, check_true,
+    check_type, checked_call, hidden, ok, reference_blocked, show_caught,
+)
+from llmlab.spanish import fmt_int
 from llmlab.checks import EjercicioSinHacer  # lo que lanza un ejercicio que aún no has hecho
 from llmlab.tokenizer import BPETokenizer, compression_stats
 
@@ -86,8 +96,8 @@ REPETICIONES = 5  # cuántas veces se cronometra cada n (se queda el mejor tiemp
 #
 # Lo que sí es cabe en una línea: una pila de bloques en la que cada token mira a los demás (atención), mezcla
 # lo que le interesa y luego se transforma por su cuenta (MLP). Vino de un artículo, *Attention is all you
-# need*, que ocho autores de Google subieron a arXiv el 12 de junio de 2017 y presentaron en NeurIPS ese mismo
-# año. Su tarea era la traducción automática, y su apuesta fue tirar por la borda la recurrencia y las
+# need*, que ocho autores (siete de Google Brain y Google Research, y uno de la Universidad de Toronto que
+# trabajaba con ellos) subieron a arXiv el 12 de junio de 2017 y presentaron en NeurIPS ese mismo año. Su tarea era la traducción automática, y su apuesta fue tirar por la borda la recurrencia y las
 # convoluciones y quedarse solo con atención.
 #
 # El recorrido de este laboratorio, que es el de cualquier LLM:
@@ -171,14 +181,14 @@ print("i₂ (libro) = I[1] (Python) =", I_frase[1])
 #
 # $$E \in \mathbb{R}^{V \times d_{model}}$$
 #
-# con `V` filas (una por pieza del vocabulario) y `d_model` columnas. Si `V = 100 000` y `d_model = 4096`, como
+# con `V` filas (una por pieza del vocabulario) y `d_model` columnas. Si `V = 100 000` y `d_model = 4096`, como
 # en el ejemplo del capítulo, la tabla guarda 409.6 millones de números: una parte nada despreciable del modelo.
 # Buscar la fila de cada ID es lo mismo que multiplicar un vector *one-hot* por `E`, solo que sin hacer la
 # multiplicación. Una frase de 5 tokens se convierte en una matriz de 5 × 4096: **una fila por token**.
 
 # %%
 V_ejemplo, d_ejemplo = 100_000, 4096
-print(f"parámetros de E: {V_ejemplo * d_ejemplo:,}  (en FP16: {V_ejemplo * d_ejemplo * 2 / 1e9:.3f} GB)")
+print(f"parámetros de E: {fmt_int(V_ejemplo * d_ejemplo)}  (en FP16: {V_ejemplo * d_ejemplo * 2 / 1e9:.3f} GB)")
 
 rng = np.random.default_rng(SEMILLA)
 E_mini = rng.normal(size=(6, 3))  # un vocabulario de 6 piezas y d_model = 3
@@ -187,12 +197,13 @@ print("filas 4 y 1 de E     :", np.round(E_mini[[4, 1]], 3).tolist())
 print("one-hot @ E (igual)  :", np.round(one_hot @ E_mini, 3).tolist())
 
 # %% [markdown]
-# ### Ejercicio 1 · `embed` (2 puntos)
+# ### Ejercicio 1 · `embed` (2 puntos · dificultad ★☆☆ · ~10 min)
 #
 # Escribe `embed(ids, E)`, que devuelve las filas de `E` correspondientes a los IDs:
 #
 # - `ids` es una lista o un array de enteros con forma `(n,)` (una frase) o `(B, n)` (un lote de `B` frases);
-# - el resultado tiene forma `(n, d_model)` o `(B, n, d_model)`: una fila por token, nunca `(d_model, n)`;
+# - devuelve un **array de NumPy de floats** con forma `(n, d_model)` o `(B, n, d_model)`: una fila por token,
+#   nunca `(d_model, n)`; no modifica `ids` ni `E`;
 # - si algún ID es negativo o no es menor que `V` (el número de filas de `E`), lanza `IndexError`. Cuidado:
 #   NumPy acepta `E[-1]` sin rechistar y te da la última fila, que no es lo que quería el tokenizador.
 
@@ -208,41 +219,60 @@ def embed(ids, E):
     ### END SOLUTION
 
 
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# En NumPy, `E[ids]` con un array de enteros (*indexación avanzada*) ya devuelve una fila por ID, y respeta la forma
+# de `ids`: con `(B, n)` sale `(B, n, d_model)`. Lo que NumPy no hace es quejarse de un ID negativo.
+#
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# Convierte con `ids = np.asarray(ids)` y `E = np.asarray(E, dtype=float)`; si `ids.size` y
+# `(ids.min() < 0 or ids.max() >= E.shape[0])`, `raise IndexError(...)`; si no, `return E[ids]`.
+#
+# </details>
+
 # %% nbgrader={"grade_id": "test_embed", "grade": true, "points": 2}
-# Comprobación del ejercicio 1
+# Comprobación del ejercicio 1 · tolerancia: 1e-6 (copiar filas es exacto; 1e-6 deja pasar un E en float32).
 E_t = np.arange(2000 * 4, dtype=float).reshape(2000, 4) / 1000  # la fila i es [4i, 4i+1, 4i+2, 4i+3] / 1000
-x_t = embed([42, 981, 774, 42, 1503], E_t)
-check_shape(x_t, (5, 4), what="embed de los 5 IDs de la frase",
-            hint="una fila por token: (n, d_model), no (d_model, n)")
-check_close(x_t[1], [3.924, 3.925, 3.926, 3.927], atol=1e-12, what="la fila de «banco» (ID 981)")
-check_close(x_t[0], x_t[3], atol=0, what="«El» y «el», que comparten el ID 42")
-check_shape(embed([[1, 2, 3], [4, 5, 6]], E_t), (2, 3, 4), what="un lote de 2 frases de 3 tokens",
-            hint="con ids de forma (B, n) el resultado es (B, n, d_model)")
-check_raises(lambda: embed([5, -1], E_t), IndexError, what="embed con un ID negativo",
-             hint="E[-1] es la última fila: compruébalo tú y lanza IndexError")
-check_raises(lambda: embed([2000], E_t), IndexError, what="embed con el ID 2000 y V = 2000")
+with reference_blocked(EMB.embed, EMB.build_input):
+    x_t = checked_call(embed, [42, 981, 774, 42, 1503], E_t)
+    check_array(x_t, what="embed de los 5 IDs de la frase", dtype="float", shape=(5, 4))
+    check_close(x_t[1], [3.924, 3.925, 3.926, 3.927], atol=1e-6, what="la fila de «banco» (ID 981)")
+    check_close(x_t[0], x_t[3], atol=0, what="«El» y «el», que comparten el ID 42")
+    lote_t = checked_call(embed, [[1, 2, 3], [4, 5, 6]], E_t)
+    check_array(lote_t, what="un lote de 2 frases de 3 tokens", dtype="float", shape=(2, 3, 4))
+    check_raises(lambda: embed([5, -1], E_t), IndexError, what="embed con un ID negativo",
+                 hint="E[-1] es la última fila: compruébalo tú y lanza IndexError")
+    check_raises(lambda: embed([2000], E_t), IndexError, what="embed con el ID 2000 y V = 2000")
 ok("cada ID encuentra su fila de E")
 ### BEGIN HIDDEN TESTS
-with hidden("embed: vocabularios, formas y lotes aleatorios"):
+with hidden("embed: vocabularios, formas, lotes, tipos de entrada e IDs inválidos en cualquier fila"):
     rng_t = np.random.default_rng(201)
     casos = []
     for _ in range(12):
         V_c, d_c = int(rng_t.integers(1, 300)), int(rng_t.integers(1, 9))
         E_c = rng_t.normal(size=(V_c, d_c))
         forma = (int(rng_t.integers(1, 12)),) if rng_t.random() < 0.5 else (int(rng_t.integers(1, 4)), int(rng_t.integers(1, 7)))
-        ids_c = rng_t.integers(0, V_c, size=forma)
-        casos.append((ids_c, E_c, EMB.embed(ids_c, E_c)))
+        casos.append((rng_t.integers(0, V_c, size=forma), E_c))
+    casos += [([0, 7], np.eye(8)), (np.array([7], dtype=np.int32), np.eye(8)),  # el primer y el último ID valen
+              (np.array([[3, 1], [0, 2]]), rng_t.normal(size=(4, 5)).astype(np.float32)),
+              (np.array([5, 5, 0], dtype=np.int64), rng_t.normal(size=(6, 2)).tolist())]
+    esperados = [EMB.embed(ids_c, E_c) for ids_c, E_c in casos]
     with reference_blocked(EMB.embed, EMB.build_input):
-        for ids_c, E_c, esperado in casos:
-            check_close(embed(ids_c, E_c), esperado, atol=1e-12)
-        check_close(embed([0, 7], np.eye(8)), np.eye(8)[[0, 7]], atol=0)  # el primer y el último ID valen
-        check_close(embed(np.array([7], dtype=np.int32), np.eye(8)), [np.eye(8)[7]], atol=0)
+        for (ids_c, E_c), esperado in zip(casos, esperados):
+            obtenido = checked_call(embed, ids_c, E_c)
+            check_array(obtenido, dtype="float", shape=esperado.shape)
+            check_close(obtenido, esperado, rtol=1e-6, atol=1e-7)
         check_raises(lambda: embed([3, -8], np.eye(8)), IndexError)
-        check_raises(lambda: embed([[0, 1], [2, 8]], np.eye(8)), IndexError)
+        check_raises(lambda: embed([[0, 1], [2, 8]], np.eye(8)), IndexError)  # el inválido, en la segunda frase
+        check_raises(lambda: embed([[0, -1], [2, 3]], np.eye(8)), IndexError)
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# ## 3. De dónde sale la posición
+# ## 3. La posición hay que añadirla
 #
 # Con `E[I]` sola hay un problema: «El» y «el» tienen el mismo ID y, por tanto, la misma fila, estén donde estén.
 # Y la atención, como verás en la sección 4, compara vectores con productos escalares, a los que les da igual el
@@ -296,10 +326,10 @@ plt.show()
 # posición, y los siguientes cada vez más despacio (el par `i` va `10000^{2i/d}` veces más lento). Leyendo todas
 # las agujas a la vez se sabe en qué posición estás, igual que las agujas de horas, minutos y segundos dan la hora.
 #
-# ### Ejercicio 2 · `sinusoidal_positions` (2 puntos)
+# ### Ejercicio 2 · `sinusoidal_positions` (2 puntos · dificultad ★★☆ · ~20 min)
 #
-# Escribe `sinusoidal_positions(n, d, base=10000.0)`, que devuelve la tabla `PE` de forma `(n, d)` (posiciones
-# `0 … n−1`), con seno en las columnas pares y coseno en las impares. La base (`10000` en el artículo) es un
+# Escribe `sinusoidal_positions(n, d, base=10000.0)`, que devuelve la tabla `PE`, un **array de NumPy de floats** de
+# forma `(n, d)` (posiciones `0 … n−1`), con seno en las columnas pares y coseno en las impares. La base (`10000` en el artículo) es un
 # parámetro. Si `d` es impar, aplica la fórmula tal cual, columna a columna: la última columna será un seno sin
 # su coseno.
 
@@ -314,30 +344,49 @@ def sinusoidal_positions(n, d, base=10000.0):
     ### END SOLUTION
 
 
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# Construye dos arrays que se difundan el uno contra el otro: las posiciones como columna, `(n, 1)`, y el índice de
+# pareja de cada columna, `columnas // 2`, como fila, `(1, d)`. El ángulo es `pos / base ** (2 * i / d)`.
+#
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# `angulos = pos / base ** (2 * (columnas // 2) / d)` y después
+# `np.where(columnas % 2 == 0, np.sin(angulos), np.cos(angulos))`. Con `d` impar no hace falta nada especial.
+#
+# </details>
+
 # %% nbgrader={"grade_id": "test_sinusoidal_positions", "grade": true, "points": 2}
-# Comprobación del ejercicio 2
-P_t = sinusoidal_positions(50, 8)
-check_shape(P_t, (50, 8), what="sinusoidal_positions(50, 8)")
-check_close(P_t[0], [0, 1, 0, 1, 0, 1, 0, 1], atol=1e-12, what="PE[0]",
-            hint="en la posición 0 el seno vale 0 (columnas pares) y el coseno 1 (columnas impares)")
-check_close(P_t[1, :2], [0.841471, 0.540302], atol=1e-6, what="PE[1, 0:2] = [sin 1, cos 1]")
-check_close(P_t[3, 2:4], [0.295520, 0.955336], atol=1e-6, what="PE[3, 2:4]",
-            hint="el par i = 1 usa 10000^(2·1/8) = 10: [sin(3/10), cos(3/10)]")
-check_true(np.all(np.abs(P_t) <= 1.0), "todos los valores de PE deben estar en [−1, 1]")
-check_true(len(np.unique(np.round(P_t, 9), axis=0)) == 50, "cada posición debe tener una fila distinta")
-check_close(sinusoidal_positions(3, 4, base=100.0)[2], [0.909297, -0.416147, 0.198669, 0.980067], atol=1e-6,
-            what="PE[2] con base 100", hint="usa el parámetro base en lugar de 10000")
+# Comprobación del ejercicio 2 · tolerancia: 1e-6 en las primeras posiciones; 1e-4 en las tablas largas, donde un
+# ángulo calculado en float32 ya pierde la quinta cifra (los valores están en [−1, 1]).
+with reference_blocked(POS.sinusoidal_positions, LM.sinusoidal_positions):
+    P_t = checked_call(sinusoidal_positions, 50, 8)
+    check_array(P_t, what="sinusoidal_positions(50, 8)", dtype="float", shape=(50, 8))
+    check_close(P_t[0], [0, 1, 0, 1, 0, 1, 0, 1], atol=1e-6, what="PE[0]",
+                hint="en la posición 0 el seno vale 0 (columnas pares) y el coseno 1 (columnas impares)")
+    check_close(P_t[1, :2], [0.841471, 0.540302], atol=1e-6, what="PE[1, 0:2] = [sin 1, cos 1]")
+    check_close(P_t[3, 2:4], [0.295520, 0.955336], atol=1e-6, what="PE[3, 2:4]",
+                hint="el par i = 1 usa 10000^(2·1/8) = 10: [sin(3/10), cos(3/10)]")
+    check_true(np.all(np.abs(P_t) <= 1.0), "todos los valores de PE deben estar en [−1, 1]")
+    check_true(len(np.unique(np.round(P_t, 4), axis=0)) == 50, "cada posición debe tener una fila distinta")
+    check_close(checked_call(sinusoidal_positions, 3, 4, base=100.0)[2], [0.909297, -0.416147, 0.198669, 0.980067],
+                atol=1e-6, what="PE[2] con base 100", hint="usa el parámetro base en lugar de 10000")
 ok("la tabla senoidal reproduce PE[0] = [0, 1, 0, 1, …]")
 ### BEGIN HIDDEN TESTS
 with hidden("sinusoidal_positions: tamaños, bases y d impar"):
     rng_t = np.random.default_rng(202)
-    casos = [(1, 2, 10000.0), (7, 1, 10000.0), (33, 9, 10000.0), (128, 64, 10000.0), (20, 6, 500.0)]
+    casos = [(1, 2, 10000.0), (7, 1, 10000.0), (33, 9, 10000.0), (128, 64, 10000.0), (20, 6, 500.0), (5, 3, 2.0)]
     for _ in range(6):
         casos.append((int(rng_t.integers(1, 80)), int(rng_t.integers(1, 40)), float(rng_t.choice([100.0, 10000.0, 1e6]))))
     esperados = [POS.sinusoidal_positions(n_c, d_c, base=b_c) for n_c, d_c, b_c in casos]
     with reference_blocked(POS.sinusoidal_positions, LM.sinusoidal_positions):
         for (n_c, d_c, b_c), esperado in zip(casos, esperados):
-            check_close(sinusoidal_positions(n_c, d_c, base=b_c), esperado, atol=1e-9)
+            obtenido = checked_call(sinusoidal_positions, n_c, d_c, base=b_c)
+            check_array(obtenido, dtype="float", shape=(n_c, d_c))
+            check_close(obtenido, esperado, atol=1e-4)
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -365,22 +414,23 @@ print("PE[0] con d = 4:", POS.sinusoidal_positions(1, 4)[0])
 print("misma tabla que llmlab.model:", np.allclose(P_grande, LM.sinusoidal_positions(100, 64).numpy(), atol=1e-5))
 
 # %% [markdown]
-# ### Ejercicio 3 · `build_input` (2 puntos)
+# ### Ejercicio 3 · `build_input`, encuentra el error (2 puntos · dificultad ★☆☆ · ~10 min)
 #
-# Ya puedes montar la entrada del Transformer. Escribe `build_input(ids, E, P)`, que devuelve
-# `X = E[ids] + P[:n]`:
+# Ya puedes montar la entrada del Transformer. `build_input(ids, E, P)` debe devolver `X = E[ids] + P[:n]`, un
+# **array de NumPy de floats**:
 #
 # - `P` tiene forma `(max_len, d_model)`; la fila `t` se suma al token de la posición `t`, sea cual sea su ID;
 # - con un lote de IDs `(B, n)`, a cada frase se le suman las mismas `P[:n]`;
-# - si la frase tiene más tokens que filas tiene `P` (`n > max_len`), lanza `ValueError`.
+# - un ID negativo o no menor que `V` lanza `IndexError` (como en `embed`), y una frase con más tokens que filas
+#   tiene `P` (`n > max_len`) lanza `ValueError`; no modifica ninguna de sus entradas.
 #
-# Puedes usar tu `embed` del ejercicio 1.
+# La versión de la celda pasa todas esas validaciones, pero la comprobación encuentra un fallo: con una tabla `P`
+# larga, «El» y «el» acaban con la misma fila. Encuentra el error y corrígelo.
 
 # %% nbgrader={"grade_id": "build_input", "solution": true}
 def build_input(ids, E, P):
     """X = E[ids] + P[:n]: significado del token más su posición."""
-    ### BEGIN SOLUTION
-    ids = np.asarray(ids, dtype=int)
+    ids = np.asarray(ids)
     E = np.asarray(E, dtype=float)
     P = np.asarray(P, dtype=float)
     if ids.size and (ids.min() < 0 or ids.max() >= E.shape[0]):
@@ -388,42 +438,67 @@ def build_input(ids, E, P):
     n = ids.shape[-1]
     if n > P.shape[0]:
         raise ValueError(f"{n} tokens no caben en una tabla de {P.shape[0]} posiciones")
+    ### BEGIN SOLUTION
     return E[ids] + P[:n]
     ### END SOLUTION
+    ### BEGIN BUGGY
+    # return E[ids] + P[ids]
+    ### END BUGGY
 
+
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# ¿Con qué se indexa `P` en la última línea? La posición de un token es su lugar en la frase (0, 1, 2, …), no su ID.
+#
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# `P[ids]` toma la fila de `P` que corresponde al **ID** (las dos apariciones del 42 reciben la misma); la correcta
+# es `P[:n]`, las `n` primeras filas, que se difunden sobre el lote.
+#
+# </details>
 
 # %% nbgrader={"grade_id": "test_build_input", "grade": true, "points": 2}
-# Comprobación del ejercicio 3
+# Comprobación del ejercicio 3 · tolerancia: 1e-6 (sumas de filas; float32 también vale).
 E_t = np.arange(2000 * 4, dtype=float).reshape(2000, 4) / 1000
 P_t = POS.sinusoidal_positions(2048, 4)  # una tabla larga: más filas que IDs hay en la frase
-X_t = build_input([42, 981, 774, 42, 1503], E_t, P_t)
-check_shape(X_t, (5, 4), what="build_input de la frase")
-check_close(X_t[0], [0.168, 1.169, 0.170, 1.171], atol=1e-12, what="la fila de «El»", hint="E[42] + P[0]")
-check_true(not np.allclose(X_t[0], X_t[3]),
-           "«El» (posición 0) y «el» (posición 3) tienen el mismo ID, pero sus filas de X deben ser distintas",
-           hint="suma P[:n] (por posición), no P[ids] (por ID)")
-check_close(X_t[0] - X_t[3], P_t[0] - P_t[3], atol=1e-12, what="X[«El»] − X[«el»]",
-            hint="lo único que distingue esas dos filas es su posición")
-check_shape(build_input([[1, 2], [3, 4], [5, 6]], E_t, P_t), (3, 2, 4), what="un lote de 3 frases de 2 tokens")
-check_raises(lambda: build_input(list(range(7)), E_t, P_t[:6]), ValueError, what="7 tokens con solo 6 posiciones")
+with reference_blocked(EMB.embed, EMB.build_input):
+    X_t = checked_call(build_input, [42, 981, 774, 42, 1503], E_t, P_t)
+    check_array(X_t, what="build_input de la frase", dtype="float", shape=(5, 4))
+    check_close(X_t[0], [0.168, 1.169, 0.170, 1.171], atol=1e-6, what="la fila de «El»", hint="E[42] + P[0]")
+    check_true(not np.allclose(X_t[0], X_t[3]),
+               "«El» (posición 0) y «el» (posición 3) tienen el mismo ID, pero sus filas de X deben ser distintas",
+               hint="suma P[:n] (por posición), no P[ids] (por ID)")
+    check_close(X_t[0] - X_t[3], P_t[0] - P_t[3], atol=1e-6, what="X[«El»] − X[«el»]",
+                hint="lo único que distingue esas dos filas es su posición")
+    check_array(checked_call(build_input, [[1, 2], [3, 4], [5, 6]], E_t, P_t), what="un lote de 3 frases de 2 tokens",
+                dtype="float", shape=(3, 2, 4))
+    check_raises(lambda: build_input(list(range(7)), E_t, P_t[:6]), ValueError, what="7 tokens con solo 6 posiciones")
 ok("X = E[I] + P: mismo ID, distinta posición, distinta fila")
 ### BEGIN HIDDEN TESTS
-with hidden("build_input: lotes, bordes y posiciones por ID"):
+with hidden("build_input: lotes, bordes, posiciones por ID e IDs inválidos"):
     rng_t = np.random.default_rng(203)
     casos = []
     for _ in range(10):
         V_c, d_c, L_c = int(rng_t.integers(20, 400)), int(rng_t.integers(1, 9)), int(rng_t.integers(1, 16))
         E_c, P_c = rng_t.normal(size=(V_c, d_c)), rng_t.normal(size=(L_c, d_c))
         n_c = int(rng_t.integers(1, L_c + 1))
-        ids_c = rng_t.integers(0, V_c, size=(n_c,) if rng_t.random() < 0.5 else (int(rng_t.integers(1, 4)), n_c))
-        casos.append((ids_c, E_c, P_c, EMB.build_input(ids_c, E_c, P_c)))
+        casos.append((rng_t.integers(0, V_c, size=(n_c,) if rng_t.random() < 0.5 else (int(rng_t.integers(1, 4)), n_c)),
+                      E_c, P_c))
     E_c, P_c = rng_t.normal(size=(50, 3)), rng_t.normal(size=(4, 3))
+    casos += [([9, 9, 9, 9], E_c, P_c),  # n = max_len justo
+              ([3, 1, 2], E_c.astype(np.float32), P_c.astype(np.float32)), ([[0, 49]], E_c, P_c)]
+    esperados = [EMB.build_input(i_c, E2, P2) for i_c, E2, P2 in casos]
     with reference_blocked(EMB.embed, EMB.build_input):
-        for ids_c, E_c2, P_c2, esperado in casos:
-            check_close(build_input(ids_c, E_c2, P_c2), esperado, atol=1e-12)
-        check_close(build_input([9, 9, 9, 9], E_c, P_c), E_c[[9, 9, 9, 9]] + P_c, atol=1e-12)  # n = max_len justo
+        for (i_c, E2, P2), esperado in zip(casos, esperados):
+            obtenido = checked_call(build_input, i_c, E2, P2)
+            check_array(obtenido, dtype="float", shape=esperado.shape)
+            check_close(obtenido, esperado, rtol=1e-6, atol=1e-6)
         check_raises(lambda: build_input([1, 2, 3, 4, 5], E_c, P_c), ValueError)
-        check_true(not np.allclose(build_input([3, 1, 2], E_c, P_c)[::-1], build_input([2, 1, 3], E_c, P_c)), "orden")
+        check_raises(lambda: build_input([[1, 2], [3, 50]], E_c, P_c), IndexError)
+        check_raises(lambda: build_input([[1, -2], [3, 4]], E_c, P_c), IndexError)
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -453,7 +528,8 @@ print("¿«El» y «el» iguales?  sin posición:", np.allclose(sin_posicion[0],
 #
 # GPT-2 y BERT no usan una fórmula: tienen una tabla `P` más, con una fila **entrenable** por posición, que se
 # ajusta durante el entrenamiento como cualquier otro peso. Funciona bien, pero solo existe hasta la última fila:
-# GPT-2 tiene 1024 posiciones × 768 dimensiones = 786 432 parámetros de posición y ni una fila para el token 1025.
+# GPT-2 small, el de 124 millones de parámetros, tiene 1024 posiciones × 768 dimensiones = 786 432 parámetros de
+# posición (sus hermanos mayores, 1024 × 1600 en el más grande) y ni una fila para el token 1025.
 # En `llmlab.model` es `LearnedPositions`:
 
 # %%
@@ -529,7 +605,7 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# ## 4. La atención como mesa de mezclas
+# ## 4. Atención: una media ponderada de valores
 #
 # Cada token produce tres vectores a partir de su fila de `X`, con tres matrices aprendidas:
 #
@@ -541,7 +617,7 @@ plt.show()
 #
 # La puntuación entre el token `i` y el `j` es el producto escalar `q_i · k_j`. Una softmax por filas convierte
 # las puntuaciones de cada token en pesos que suman 1, y la salida de cada token es la media de los valores
-# ponderada con esos pesos. Como en una mesa de mezclas: cada fila decide cuánto sube el volumen de cada canal.
+# ponderada con esos pesos: cada token decide cuánto toma de cada uno de los demás.
 #
 # ### El ejemplo del capítulo: «banco» en «El banco aprobó»
 #
@@ -567,12 +643,13 @@ print("desglose de o:", " + ".join(f"{w:.3f}·{v.tolist()}" for w, v in zip(weig
 # banco que presta dinero) y casi nada, un 10.8 %, de «El». Su nuevo vector, `o ≈ [0.759, 0.370]`, ya no es el
 # «banco» genérico de la tabla de embeddings: es «banco» leído en esta frase.
 #
-# ### Ejercicio 4 · `attention_row` (2 puntos)
+# ### Ejercicio 4 · `attention_row` (2 puntos · dificultad ★☆☆ · ~10 min)
 #
 # Escribe `attention_row(scores, values)`, que devuelve la tupla `(weights, output)`:
 #
 # - `scores` tiene forma `(n,)` y `values` forma `(n, d_v)`;
-# - `weights` es la softmax de `scores` (estable: resta el máximo) y `output = weights @ values`, forma `(d_v,)`.
+# - `weights` es la softmax de `scores` (estable: resta el máximo) y `output = weights @ values`, forma `(d_v,)`;
+# - los dos son **arrays de NumPy de floats**; acepta listas y no modifica sus entradas.
 #
 # Escribe tú la softmax (es una línea, y ya la hiciste en el lab 01): no uses `F.softmax`.
 
@@ -587,17 +664,37 @@ def attention_row(scores, values):
     ### END SOLUTION
 
 
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# Es la softmax del lab 01 sobre un vector, seguida de un producto vector-matriz: `(n,) @ (n, d_v)` da `(d_v,)`.
+#
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# `s = np.asarray(scores, dtype=float)`, `e = np.exp(s - s.max())`, `pesos = e / e.sum()` y
+# `return pesos, pesos @ np.asarray(values, dtype=float)`. Nada de `s -= ...`: crea arrays nuevos.
+#
+# </details>
+
 # %% nbgrader={"grade_id": "test_attention_row", "grade": true, "points": 2}
-# Comprobación del ejercicio 4
-pesos_t, salida_t = attention_row([0.2, 2.0, 1.0], [[0.1, 0.0], [1.0, 0.2], [0.4, 1.0]])
+# Comprobación del ejercicio 4 · tolerancia: 1e-6 (los números del libro llevan 6 decimales).
+with reference_blocked(ATT.attention_row, F.softmax, ATT.softmax_rows):
+    fila_t = checked_call(attention_row, [0.2, 2.0, 1.0], [[0.1, 0.0], [1.0, 0.2], [0.4, 1.0]])
+    check_type(fila_t, tuple, what="lo que devuelve attention_row")
+    check_equal(len(fila_t), 2, what="elementos de lo que devuelve attention_row", hint="(weights, output)")
+    pesos_t, salida_t = fila_t
+    check_array(pesos_t, what="los pesos", dtype="float", shape=(3,))
+    check_array(salida_t, what="la salida", dtype="float", shape=(2,))
+    check_close(pesos_t, [0.107815, 0.652240, 0.239946], atol=1e-6, what="los pesos de «banco»",
+                hint="exponencia las puntuaciones y divide por la suma")
+    check_close(float(np.sum(pesos_t)), 1.0, atol=1e-6, what="la suma de los pesos")
+    check_close(salida_t, [0.759000, 0.370394], atol=1e-6, what="la salida de «banco»",
+                hint="la salida es pesos @ values: una media de las filas de values")
+    check_close(checked_call(attention_row, [1000.0, 999.0, 998.0], np.eye(3))[0], [0.665241, 0.244728, 0.090031],
+                atol=1e-6, what="pesos con puntuaciones [1000, 999, 998]", hint="resta el máximo antes de np.exp")
 print(np.round(pesos_t, 3), np.round(salida_t, 3))
-check_close(pesos_t, [0.107815, 0.652240, 0.239946], atol=1e-6, what="los pesos de «banco»",
-            hint="exponencia las puntuaciones y divide por la suma")
-check_close(float(np.sum(pesos_t)), 1.0, atol=1e-12, what="la suma de los pesos")
-check_close(salida_t, [0.759000, 0.370394], atol=1e-6, what="la salida de «banco»",
-            hint="la salida es pesos @ values: una media de las filas de values")
-check_close(attention_row([1000.0, 999.0, 998.0], np.eye(3))[0], [0.665241, 0.244728, 0.090031], atol=1e-6,
-            what="pesos con puntuaciones [1000, 999, 998]", hint="resta el máximo antes de np.exp")
 ok("la fila de atención de «banco» da [0.108, 0.652, 0.240] y o = [0.759, 0.370]")
 ### BEGIN HIDDEN TESTS
 with hidden("attention_row: filas aleatorias, puntuaciones enormes y un solo token"):
@@ -606,14 +703,18 @@ with hidden("attention_row: filas aleatorias, puntuaciones enormes y un solo tok
     for escala in (0.5, 3.0, 40.0, 800.0):
         for _ in range(4):
             n_c, d_c = int(rng_t.integers(1, 12)), int(rng_t.integers(1, 6))
-            s_c, v_c = rng_t.normal(0, escala, size=n_c), rng_t.normal(size=(n_c, d_c))
-            casos.append((s_c, v_c, ATT.attention_row(s_c, v_c)))
+            casos.append((rng_t.normal(0, escala, size=n_c), rng_t.normal(size=(n_c, d_c)), escala))
+    casos += [(np.array([5.0, 5.0]), np.array([[1.0], [3.0]]), 1.0), (np.array([-1e4, -1e4 - 1.0]), np.eye(2), 1e4),
+              (rng_t.normal(size=4).astype(np.float32), rng_t.normal(size=(4, 3)).astype(np.float32), 1.0)]
+    esperados = [ATT.attention_row(s_c, v_c) for s_c, v_c, _ in casos]
     with reference_blocked(ATT.attention_row, F.softmax, ATT.softmax_rows):
-        for s_c, v_c, (w_esp, o_esp) in casos:
-            w_obt, o_obt = attention_row(s_c, v_c)
-            check_close(w_obt, w_esp, atol=1e-9)
-            check_close(o_obt, o_esp, atol=1e-9)
-        check_close(attention_row([5.0, 5.0], [[1.0], [3.0]])[1], [2.0], atol=1e-12)
+        for (s_c, v_c, escala), (w_esp, o_esp) in zip(casos, esperados):
+            w_obt, o_obt = checked_call(attention_row, s_c, v_c)
+            check_array(w_obt, dtype="float", shape=w_esp.shape)
+            check_array(o_obt, dtype="float", shape=o_esp.shape)
+            tol = 1e-6 if escala <= 3 else 1e-4  # con puntuaciones enormes, float32 pierde cifras en el exponente
+            check_close(w_obt, w_esp, rtol=1e-5, atol=tol)
+            check_close(o_obt, o_esp, rtol=1e-5, atol=tol)
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -670,10 +771,10 @@ print("peso máximo sin escalar :", round(float(F.softmax(bruto).max()), 4))
 print("peso máximo escalado    :", round(float(F.softmax(escalado).max()), 4))
 
 # %% [markdown]
-# ### Ejercicio 5 · `qkv_project` (1 punto)
+# ### Ejercicio 5 · `qkv_project` (1 punto · dificultad ★☆☆ · ~5 min)
 #
 # Escribe `qkv_project(X, W_Q, W_K, W_V)`, que devuelve la tupla `(Q, K, V)` con `Q = X W_Q`, `K = X W_K` y
-# `V = X W_V`. Convención del libro: vectores fila, así que `X` tiene forma `(n, d_model)` (o `(B, n, d_model)`
+# `V = X W_V` (tres **arrays de NumPy de floats**). Convención del libro: vectores fila, así que `X` tiene forma `(n, d_model)` (o `(B, n, d_model)`
 # con un lote) y cada `W` tiene `d_model` filas. Las matrices no tienen por qué ser cuadradas: `W_Q` y `W_K`
 # llevan a `d_k` columnas y `W_V` a `d_v`.
 
@@ -686,44 +787,76 @@ def qkv_project(X, W_Q, W_K, W_V):
     ### END SOLUTION
 
 
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# El operador `@` de NumPy multiplica las dos últimas dimensiones y trata las anteriores como lote: `X @ W` funciona
+# igual con `X` de forma `(n, d_model)` que `(B, n, d_model)`.
+#
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# Convierte `X` con `np.asarray(X, dtype=float)` y devuelve la tupla `(X @ W_Q, X @ W_K, X @ W_V)`.
+#
+# </details>
+
 # %% nbgrader={"grade_id": "test_qkv_project", "grade": true, "points": 1}
-# Comprobación del ejercicio 5
+# Comprobación del ejercicio 5 · tolerancia: 1e-6 (rtol 1e-5 en los casos aleatorios: float32 también vale).
 X_t = np.array([[0.20, 0.10, -0.30, 0.40], [0.80, -0.20, 0.10, 0.50], [0.10, 0.70, 0.20, -0.10],
                 [0.18, 0.08, -0.25, 0.36], [0.60, 0.40, 0.70, 0.20]])
-Q_t, K_t, V_t = qkv_project(X_t, np.eye(4), 2 * np.eye(4), np.eye(4)[:, :2])
-check_close(Q_t, X_t, atol=1e-12, what="Q con W_Q = identidad")
-check_close(K_t, 2 * X_t, atol=1e-12, what="K con W_K = 2·identidad", hint="K = X @ W_K")
-check_shape(V_t, (5, 2), what="V con W_V de forma (4, 2)", hint="vectores fila: X (n, d_model) @ W (d_model, d_v)")
-check_close(V_t, X_t[:, :2], atol=1e-12, what="V con W_V = dos primeras columnas de la identidad")
+with reference_blocked(ATT.qkv_project, ATT.attention_from_X):
+    qkv_t = checked_call(qkv_project, X_t, np.eye(4), 2 * np.eye(4), np.eye(4)[:, :2])
+    check_type(qkv_t, tuple, what="lo que devuelve qkv_project")
+    check_equal(len(qkv_t), 3, what="elementos de lo que devuelve qkv_project", hint="(Q, K, V)")
+    Q_t, K_t, V_t = qkv_t
+    for M_t, nombre in zip(qkv_t, "QKV"):
+        check_array(M_t, what=nombre, dtype="float", ndim=2)
+    check_close(Q_t, X_t, atol=1e-6, what="Q con W_Q = identidad")
+    check_close(K_t, 2 * X_t, atol=1e-6, what="K con W_K = 2·identidad", hint="K = X @ W_K")
+    check_shape(V_t, (5, 2), what="V con W_V de forma (4, 2)", hint="vectores fila: X (n, d_model) @ W (d_model, d_v)")
+    check_close(V_t, X_t[:, :2], atol=1e-6, what="V con W_V = dos primeras columnas de la identidad")
 ok("Q, K y V salen de X con tres matrices distintas")
 ### BEGIN HIDDEN TESTS
-with hidden("qkv_project: matrices rectangulares y lotes"):
+with hidden("qkv_project: matrices rectangulares, lotes y listas"):
     rng_t = np.random.default_rng(205)
     casos = []
     for forma in [(5, 4), (1, 6), (3, 7, 5), (2, 2, 3, 8)]:
         X_c = rng_t.normal(size=forma)
         d_c = forma[-1]
-        W_c = (rng_t.normal(size=(d_c, 3)), rng_t.normal(size=(d_c, 3)), rng_t.normal(size=(d_c, 5)))
-        casos.append((X_c, W_c, ATT.qkv_project(X_c, *W_c)))
+        casos.append((X_c, (rng_t.normal(size=(d_c, 3)), rng_t.normal(size=(d_c, 3)), rng_t.normal(size=(d_c, 5)))))
+    casos.append((rng_t.normal(size=(2, 3)).tolist(), tuple(rng_t.normal(size=(3, 2)) for _ in range(3))))
+    esperados = [ATT.qkv_project(X_c, *W_c) for X_c, W_c in casos]
     with reference_blocked(ATT.qkv_project, ATT.attention_from_X):
-        for X_c, W_c, esperado in casos:
-            obtenido = qkv_project(X_c, *W_c)
+        for (X_c, W_c), esperado in zip(casos, esperados):
+            obtenido = checked_call(qkv_project, X_c, *W_c)
+            check_type(obtenido, tuple)
             check_equal(len(obtenido), 3)
             for a_c, b_c in zip(obtenido, esperado):
-                check_close(a_c, b_c, atol=1e-12)
+                check_array(a_c, dtype="float", shape=b_c.shape)
+                check_close(a_c, b_c, rtol=1e-5, atol=1e-5)
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# ### Ejercicio 6 · `scaled_dot_product_attention` (3 puntos)
+# ### Ejercicio 6 · `scaled_dot_product_attention` (3 puntos · dificultad ★★★ · ~25 min)
 #
 # Escribe `scaled_dot_product_attention(Q, K, V, mask=None)`, que devuelve la tupla `(O, A)`:
 #
 # - `Q` tiene forma `(…, n_q, d_k)`, `K` `(…, n_k, d_k)` y `V` `(…, n_k, d_v)`; los `…` son dimensiones de lote
 #   (o de cabezas) que pueden aparecer delante. Para trasponer `K` con lotes usa `np.swapaxes(K, -1, -2)`, no `K.T`;
-# - `A = softmax(Q Kᵀ / √d_k)` por filas (último eje), estable, y `O = A V`;
+# - `A = softmax(Q Kᵀ / √d_k)` por filas (último eje), estable (restando el máximo **de cada fila**), y `O = A V`;
+#   los dos, **arrays de NumPy de floats**, sin modificar las entradas;
 # - `mask`, si se da, es un array booleano que se puede difundir (*broadcast*) a la forma de `A`: `True` donde la
-#   consulta puede mirar y `False` donde no. Las posiciones `False` tienen que acabar con peso exactamente 0 (pon
-#   `-np.inf` en su puntuación antes de la softmax). Es la convención de PyTorch y de `llmlab.model`.
+#   consulta **puede mirar** y `False` donde no. Las posiciones `False` tienen que acabar con peso exactamente 0 (pon
+#   `-np.inf` en su puntuación antes de la softmax). En los casos de este ejercicio cada fila puede mirar al menos
+#   una posición.
+#
+# **Dos maneras de escribir una máscara.** Esta es la *booleana* («puede mirar»), la de
+# `torch.nn.functional.scaled_dot_product_attention` (SDPA) y de `llmlab.model`. Cuidado:
+# `torch.nn.MultiheadAttention` usa la booleana al revés (`True` = **prohibido**). La otra es la *aditiva* que verás
+# en el lab 03: una matriz de números que se **suma** a las puntuaciones, `0` donde se puede mirar y un número muy
+# negativo (`−1e9`) donde no. Un `−∞` literal, como el de aquí, es seguro mientras toda fila tenga al menos una
+# posición permitida: si una fila entera fuera `−∞`, la softmax calcularía `−∞ − (−∞) = nan`.
 #
 # Escribe tu propia softmax (o reutiliza la de tu ejercicio 4); no uses `F.softmax`.
 
@@ -741,25 +874,48 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
     ### END SOLUTION
 
 
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# Tres pasos: puntuaciones `S = Q @ np.swapaxes(K, -1, -2) / math.sqrt(d_k)`, la máscara con
+# `np.where(mask, S, -np.inf)`, y la softmax estable a lo largo de `axis=-1` (con `keepdims=True`).
+#
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# `d_k` es `Q.shape[-1]`, no el número de tokens. Para la softmax:
+# `e = np.exp(S - S.max(axis=-1, keepdims=True))`, `A = e / e.sum(axis=-1, keepdims=True)`, y `return A @ V, A`.
+#
+# </details>
+
 # %% nbgrader={"grade_id": "test_scaled_dot_product_attention", "grade": true, "points": 3}
-# Comprobación del ejercicio 6
+# Comprobación del ejercicio 6 · tolerancia: 1e-6 en los números de la frase; en las pruebas con puntuaciones
+# enormes, 1e-4 (en float32 el exponente de la softmax ya pierde cifras).
+BLOQUEADAS_SDPA = (ATT.scaled_dot_product_attention, ATT.attention_scores, ATT.softmax_rows, ATT.causal_attention,
+                   ATT.attention_from_X, F.softmax)
 X_t = np.array([[0.20, 0.10, -0.30, 0.40], [0.80, -0.20, 0.10, 0.50], [0.10, 0.70, 0.20, -0.10],
                 [0.18, 0.08, -0.25, 0.36], [0.60, 0.40, 0.70, 0.20]])
-O_t, A_t = scaled_dot_product_attention(X_t, X_t, X_t)
-check_shape(A_t, (5, 5), what="A de la frase (Q = K = V = X)")
-check_shape(O_t, (5, 4), what="O de la frase")
-check_close(A_t.sum(axis=-1), np.ones(5), atol=1e-12, what="la suma de cada fila de A",
-            hint="la softmax va fila a fila: axis=-1")
-check_close(A_t[1], [0.188168, 0.257839, 0.154059, 0.185644, 0.214291], atol=1e-6, what="la fila de «banco»",
-            hint="con d_k = 4 se divide por √4 = 2")
-check_close(O_t[1], [0.421301, 0.175658, 0.103738, 0.298471], atol=1e-6, what="la salida de «banco»")
-_, A64_t = scaled_dot_product_attention(np.ones((1, 64)), np.vstack([np.ones(64), np.zeros(64)]), np.eye(2))
-check_close(A64_t, [[0.999665, 0.000335]], atol=1e-6, what="pesos con d_k = 64 y puntuaciones [64, 0]",
-            hint="divide por √64 = 8, no por 64 ni por nada")
-O_c_t, A_c_t = scaled_dot_product_attention(X_t, X_t, X_t, mask=np.tril(np.ones((5, 5), dtype=bool)))
-check_close(np.triu(A_c_t, 1), np.zeros((5, 5)), atol=0, what="A por encima de la diagonal con máscara causal",
-            hint="las posiciones False de la máscara deben quedar con peso exactamente 0")
-check_close(O_c_t[0], X_t[0], atol=1e-12, what="con máscara causal, el primer token solo se ve a sí mismo")
+with reference_blocked(*BLOQUEADAS_SDPA):
+    resultado_t = checked_call(scaled_dot_product_attention, X_t, X_t, X_t)
+    check_type(resultado_t, tuple, what="lo que devuelve scaled_dot_product_attention")
+    check_equal(len(resultado_t), 2, what="elementos de lo que devuelve", hint="(O, A)")
+    O_t, A_t = resultado_t
+    check_array(A_t, what="A de la frase (Q = K = V = X)", dtype="float", shape=(5, 5))
+    check_array(O_t, what="O de la frase", dtype="float", shape=(5, 4))
+    check_close(A_t.sum(axis=-1), np.ones(5), atol=1e-6, what="la suma de cada fila de A",
+                hint="la softmax va fila a fila: axis=-1")
+    check_close(A_t[1], [0.188168, 0.257839, 0.154059, 0.185644, 0.214291], atol=1e-6, what="la fila de «banco»",
+                hint="con d_k = 4 se divide por √4 = 2")
+    check_close(O_t[1], [0.421301, 0.175658, 0.103738, 0.298471], atol=1e-6, what="la salida de «banco»")
+    _, A64_t = checked_call(scaled_dot_product_attention, np.ones((1, 64)), np.vstack([np.ones(64), np.zeros(64)]),
+                            np.eye(2))
+    check_close(A64_t, [[0.999665, 0.000335]], atol=1e-6, what="pesos con d_k = 64 y puntuaciones [64, 0]",
+                hint="divide por √64 = 8, no por 64 ni por nada")
+    O_c_t, A_c_t = checked_call(scaled_dot_product_attention, X_t, X_t, X_t, mask=np.tril(np.ones((5, 5), dtype=bool)))
+    check_close(np.triu(A_c_t, 1), np.zeros((5, 5)), atol=0, what="A por encima de la diagonal con máscara causal",
+                hint="las posiciones False de la máscara deben quedar con peso exactamente 0")
+    check_close(O_c_t[0], X_t[0], atol=1e-6, what="con máscara causal, el primer token solo se ve a sí mismo")
 ok("softmax(QKᵀ/√d_k)·V: filas que suman 1 y la escala de √d_k")
 ### BEGIN HIDDEN TESTS
 with hidden("scaled_dot_product_attention: valores grandes, lotes, formas rectangulares y máscaras"):
@@ -768,23 +924,30 @@ with hidden("scaled_dot_product_attention: valores grandes, lotes, formas rectan
     for forma_q, forma_k, d_v, escala in [((5, 4), (5, 4), 4, 30.0), ((3, 8), (6, 8), 2, 1.0), ((2, 4, 6), (2, 7, 6), 3, 5.0),
                                           ((2, 3, 5, 16), (2, 3, 5, 16), 16, 2.0), ((1, 64), (9, 64), 5, 1.0)]:
         Q_c, K_c = rng_t.normal(0, escala, size=forma_q), rng_t.normal(0, escala, size=forma_k)
-        V_c = rng_t.normal(size=forma_k[:-1] + (d_v,))
-        casos.append((Q_c, K_c, V_c, None, ATT.scaled_dot_product_attention(Q_c, K_c, V_c)))
+        casos.append((Q_c, K_c, rng_t.normal(size=forma_k[:-1] + (d_v,)), None, escala))
     for n_c in (4, 7):
         Q_c, K_c, V_c = (rng_t.normal(0, 3.0, size=(2, n_c, 4)) for _ in range(3))
         m_c = rng_t.random((n_c, n_c)) < 0.5
         m_c[np.arange(n_c), np.arange(n_c)] = True  # cada fila puede mirar al menos a sí misma
-        casos.append((Q_c, K_c, V_c, m_c, ATT.scaled_dot_product_attention(Q_c, K_c, V_c, mask=m_c)))
-    with reference_blocked(ATT.scaled_dot_product_attention, ATT.attention_scores, ATT.softmax_rows,
-                           ATT.causal_attention, ATT.attention_from_X, F.softmax):
-        for Q_c, K_c, V_c, m_c, (O_esp, A_esp) in casos:
-            O_obt, A_obt = scaled_dot_product_attention(Q_c, K_c, V_c, mask=m_c)
-            check_close(A_obt, A_esp, atol=1e-8)
-            check_close(O_obt, O_esp, atol=1e-8)
+        casos.append((Q_c, K_c, V_c, m_c, 3.0))
+    Q_c = rng_t.normal(0, 1, size=(2, 3, 8))
+    Q_c[1] *= 60.0  # una fila del lote con puntuaciones enormes y la otra normal: el máximo va por fila
+    casos.append((Q_c, rng_t.normal(0, 1, size=(2, 5, 8)) * 10, rng_t.normal(size=(2, 5, 3)), None, 600.0))
+    casos.append((rng_t.normal(size=(3, 4)).astype(np.float32), rng_t.normal(size=(5, 4)).astype(np.float32),
+                  rng_t.normal(size=(5, 2)).astype(np.float32), np.ones((1, 5), dtype=bool), 1.0))
+    esperados = [ATT.scaled_dot_product_attention(Q_c, K_c, V_c, mask=m_c) for Q_c, K_c, V_c, m_c, _ in casos]
+    with reference_blocked(*BLOQUEADAS_SDPA):
+        for (Q_c, K_c, V_c, m_c, escala), (O_esp, A_esp) in zip(casos, esperados):
+            O_obt, A_obt = checked_call(scaled_dot_product_attention, Q_c, K_c, V_c, mask=m_c)
+            check_array(A_obt, dtype="float", shape=A_esp.shape)
+            check_array(O_obt, dtype="float", shape=O_esp.shape)
+            tol = 1e-6 if escala <= 3 else 1e-4
+            check_close(A_obt, A_esp, rtol=1e-5, atol=tol)
+            check_close(O_obt, O_esp, rtol=1e-5, atol=tol)
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# ## 5. Varias cabezas a la vez
+# ## 5. Multi-cabeza: varias atenciones en paralelo
 #
 # Una sola atención produce una única forma de mirar: una sola matriz `A`. Pero en una frase hay varias
 # relaciones que seguir a la vez (quién hace qué, a qué se refiere un pronombre, qué palabra va pegada a cuál).
@@ -817,6 +980,76 @@ plt.show()
 # Cada fila de cada mapa suma 1, y las dos cabezas reparten la atención de forma distinta con la misma frase.
 # En `llmlab.model` esto son los campos `n_heads` y `head_dim` de `ModelConfig`.
 #
+# ### Ejercicio 7 · `most_attended`, encuentra el error (1 punto · dificultad ★☆☆ · ~5 min)
+#
+# Un mapa de atención se lee **por filas**: la fila `i` dice a quién mira el token `i`; la columna `i`, quién lo
+# mira a él. `most_attended(A, i)` debe devolver el índice `j` (un `int`) del token al que **más mira** el token
+# `i` en la matriz de pesos `A` de forma `(n, n)` (un array o una lista de listas); en caso de empate, el menor
+# índice, y si `i` no es una fila de `A` (negativo, o `n` o más), `IndexError`. La celda trae una versión que se
+# equivoca en la cuenta de la cabeza 0 de arriba: corrígela.
+
+# %% nbgrader={"grade_id": "most_attended", "solution": true}
+def most_attended(A, i):
+    """Índice del token al que más atiende el token i (la fila i de A)."""
+    A = np.asarray(A, dtype=float)
+    if not 0 <= i < A.shape[0]:
+        raise IndexError(f"el token {i} no existe en una matriz de {A.shape[0]} filas")
+    ### BEGIN SOLUTION
+    return int(np.argmax(A[i]))
+    ### END SOLUTION
+    ### BEGIN BUGGY
+    # return int(np.argmax(A[:, i]))
+    ### END BUGGY
+
+
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# `A[i]` es la fila `i`; `A[:, i]` es la columna `i`. ¿Cuál de las dos reparte el 100 % de la atención del token `i`?
+#
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# `int(np.argmax(A[i]))`: la fila suma 1 y su máximo es el token al que más mira. `np.argmax` ya devuelve el primer
+# índice en caso de empate.
+#
+# </details>
+
+# %% nbgrader={"grade_id": "test_most_attended", "grade": true, "points": 1}
+# Comprobación del ejercicio 7 · respuestas exactas (índices).
+A_cabeza_0 = A_mh[0]
+with reference_blocked(ATT.most_attended):
+    j_t = checked_call(most_attended, A_cabeza_0, 1)
+    check_number(j_t, what="most_attended(A, 1)", kind="int")
+    check_equal(j_t, int(np.argmax(A_cabeza_0[1])), what="a quién mira «banco» en la cabeza 0",
+                hint="la fila 1 es lo que mira «banco»; la columna 1, quién mira a «banco»")
+    asimetrica = [[1.0, 0.0, 0.0], [0.7, 0.3, 0.0], [0.1, 0.2, 0.7]]
+    check_equal(checked_call(most_attended, asimetrica, 2), 2, what="most_attended de una matriz asimétrica, fila 2")
+    check_equal(checked_call(most_attended, asimetrica, 0), 0, what="most_attended de una matriz asimétrica, fila 0")
+    check_raises(lambda: most_attended(asimetrica, 3), IndexError, what="most_attended con i = 3 en una matriz 3 × 3")
+print(f"«banco» mira sobre todo a «{palabras[j_t]}»")
+ok("la fila i dice a quién mira el token i")
+### BEGIN HIDDEN TESTS
+with hidden("most_attended: matrices aleatorias, empates e índices fuera de rango"):
+    rng_t = np.random.default_rng(210)
+    casos = []
+    for n_c in (1, 2, 5, 9):
+        A_c = F.softmax(rng_t.normal(0, 3, size=(n_c, n_c)), axis=-1)
+        casos += [(A_c, int(i_c)) for i_c in range(n_c)]
+    empate = np.array([[0.25, 0.25, 0.5, 0.0], [0.4, 0.1, 0.4, 0.1], [0.0, 0.5, 0.0, 0.5], [1.0, 0.0, 0.0, 0.0]])
+    casos += [(empate, 1), (empate, 2), (empate.tolist(), 3)]
+    esperados = [ATT.most_attended(A_c, i_c) for A_c, i_c in casos]
+    with reference_blocked(ATT.most_attended):
+        for (A_c, i_c), esperado in zip(casos, esperados):
+            obtenido = checked_call(most_attended, A_c, i_c)
+            check_number(obtenido, kind="int")
+            check_equal(obtenido, esperado)
+        check_raises(lambda: most_attended(empate, -1), IndexError)
+        check_raises(lambda: most_attended(empate, 4), IndexError)
+### END HIDDEN TESTS
+
+# %% [markdown]
 # ## 6. Sin posiciones, la atención es una bolsa de palabras
 #
 # Ahora que tienes la atención entera, puedes demostrar lo que se anunciaba en la sección 3. Si reordenas los
@@ -826,15 +1059,15 @@ plt.show()
 #
 # $$f(X[\text{perm}]) = f(X)[\text{perm}]$$
 #
-# ### Ejercicio 7 · `is_permutation_equivariant` (2 puntos)
+# ### Ejercicio 8 · `is_permutation_equivariant` (2 puntos · dificultad ★★☆ · ~15 min)
 #
-# Escribe `is_permutation_equivariant(fn, X, perm, atol=1e-8)`, que devuelve `True` o `False`:
+# Escribe `is_permutation_equivariant(fn, X, perm, atol=1e-8)`, que devuelve `True` o `False` (un `bool`):
 #
 # - `fn` recibe una matriz de tokens y devuelve una fila por token;
 # - `X` tiene forma `(n, d)` o `(B, n, d)`; `perm` es una permutación de `range(n)` que se aplica al eje de los
 #   tokens, el **penúltimo** (`X[..., perm, :]`), también en la salida;
 # - compara `fn(X[..., perm, :])` con `fn(X)[..., perm, :]` con tolerancia `atol` (no uses `==` con números
-#   reales: dos cuentas iguales en distinto orden pueden diferir en la última cifra).
+#   reales: dos cuentas iguales en distinto orden pueden diferir en la última cifra); no modifiques `X`.
 
 # %% nbgrader={"grade_id": "is_permutation_equivariant", "solution": true}
 def is_permutation_equivariant(fn, X, perm, atol=1e-8):
@@ -850,25 +1083,41 @@ def is_permutation_equivariant(fn, X, perm, atol=1e-8):
     ### END SOLUTION
 
 
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# Hay que llamar a `fn` dos veces: una con `X` y otra con `X` reordenado. Después, reordena la primera salida con la
+# misma `perm` y compara.
+#
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# `np.allclose(fn(X[..., perm, :]), fn(X)[..., perm, :], rtol=0, atol=atol)`, convertido con `bool(...)`. Si las
+# dos salidas no tienen la misma forma, la respuesta es `False`.
+#
+# </details>
+
 # %% nbgrader={"grade_id": "test_is_permutation_equivariant", "grade": true, "points": 2}
-# Comprobación del ejercicio 7
+# Comprobación del ejercicio 8 · respuestas exactas (True o False).
 rng_v = np.random.default_rng(7)
 X_v = rng_v.normal(size=(5, 4))
 W_v = [rng_v.normal(size=(4, 4)) for _ in range(3)]
 perm_v = [2, 0, 3, 4, 1]
 atencion_v = lambda X: ATT.attention_from_X(X, *W_v, causal=False)[0]  # noqa: E731
 con_posiciones_v = lambda X: atencion_v(X + POS.sinusoidal_positions(X.shape[-2], X.shape[-1]))  # noqa: E731
-resultado_v = is_permutation_equivariant(atencion_v, X_v, perm_v)
-check_type(resultado_v, (bool, np.bool_), what="el resultado")
-check_equal(bool(resultado_v), True, what="¿es equivariante la atención sin posiciones?",
-            hint="compara fn(X[perm]) con fn(X)[perm]: la salida también se reordena")
-check_equal(bool(is_permutation_equivariant(con_posiciones_v, X_v, perm_v)), False,
-            what="¿es equivariante la atención con posiciones senoidales?")
-check_equal(bool(is_permutation_equivariant(lambda X: np.cumsum(X, axis=-2), X_v, perm_v)), False,
-            what="¿es equivariante una suma acumulada a lo largo de los tokens?")
+with reference_blocked(POS.is_permutation_equivariant):
+    resultado_v = checked_call(is_permutation_equivariant, atencion_v, X_v, perm_v)
+    check_type(resultado_v, (bool, np.bool_), what="el resultado")
+    check_equal(bool(resultado_v), True, what="¿es equivariante la atención sin posiciones?",
+                hint="compara fn(X[perm]) con fn(X)[perm]: la salida también se reordena")
+    check_equal(bool(checked_call(is_permutation_equivariant, con_posiciones_v, X_v, perm_v)), False,
+                what="¿es equivariante la atención con posiciones senoidales?")
+    check_equal(bool(checked_call(is_permutation_equivariant, lambda X: np.cumsum(X, axis=-2), X_v, perm_v)), False,
+                what="¿es equivariante una suma acumulada a lo largo de los tokens?")
 ok("sin posiciones, la atención no distingue el orden de las palabras")
 ### BEGIN HIDDEN TESTS
-with hidden("is_permutation_equivariant: lotes, máscaras y otras funciones"):
+with hidden("is_permutation_equivariant: lotes, máscaras, otras funciones y la tolerancia"):
     rng_t = np.random.default_rng(207)
     W_c = [rng_t.normal(size=(6, 6)) for _ in range(3)]
     funciones = [
@@ -884,11 +1133,18 @@ with hidden("is_permutation_equivariant: lotes, máscaras y otras funciones"):
         for forma in [(6, 6), (3, 6, 6)]:
             X_c = rng_t.normal(size=forma)
             perm_c = np.roll(np.arange(6), int(rng_t.integers(1, 6)))  # un desplazamiento: no es su propia inversa
-            casos.append((fn_c, X_c, perm_c, POS.is_permutation_equivariant(fn_c, X_c, perm_c)))
-    casos.append((funciones[4], rng_t.normal(size=(6, 6)), np.arange(6), True))  # la identidad no reordena nada
+            casos.append((fn_c, X_c, perm_c, 1e-8, POS.is_permutation_equivariant(fn_c, X_c, perm_c)))
+    casos.append((funciones[4], rng_t.normal(size=(6, 6)), np.arange(6), 1e-8, True))  # la identidad no reordena nada
+    # Una función casi equivariante: difiere en 1e-6 según la posición. Lo decide la tolerancia que te pasan.
+    casi = lambda X: X + 1e-6 * np.arange(X.shape[-2])[:, None]  # noqa: E731
+    X_c = rng_t.normal(size=(5, 3))
+    casos += [(casi, X_c, [4, 3, 2, 1, 0], 1e-8, False), (casi, X_c, [4, 3, 2, 1, 0], 1e-4, True),
+              (funciones[2], rng_t.normal(size=(6, 6)).tolist(), list(np.roll(np.arange(6), 2)), 1e-8, True)]
     with reference_blocked(POS.is_permutation_equivariant):
-        for fn_c, X_c, perm_c, esperado in casos:
-            check_equal(bool(is_permutation_equivariant(fn_c, X_c, perm_c)), bool(esperado))
+        for fn_c, X_c, perm_c, atol_c, esperado in casos:
+            obtenido = checked_call(is_permutation_equivariant, fn_c, X_c, perm_c, atol=atol_c)
+            check_type(obtenido, (bool, np.bool_))
+            check_equal(bool(obtenido), bool(esperado))
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -983,10 +1239,10 @@ def params_from_model(modelo):
     }
 
 # %% [markdown]
-# ### Ejercicio 8 · `toy_forward` (3 puntos)
+# ### Ejercicio 9 · `toy_forward` (3 puntos · dificultad ★★★ · ~30 min)
 #
-# Escribe `toy_forward(ids, params)`, que devuelve los logits del siguiente token, un array de forma `(V,)`, para
-# una frase `ids` de forma `(n,)`. Es la pasada pre-norm y causal del modelo de juguete:
+# Escribe `toy_forward(ids, params)`, que devuelve los logits del siguiente token, un **array de NumPy de floats**
+# de forma `(V,)`, para una frase `ids` de forma `(n,)` (una lista o un array), sin modificar `params`. Es la pasada pre-norm y causal del modelo de juguete:
 #
 # 1. `X = E[ids] + P[:n]`;
 # 2. `h = layer_norm(X)` (pre-norm);
@@ -1015,22 +1271,40 @@ def toy_forward(ids, params):
     ### END SOLUTION
 
 
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# Sigue los cinco pasos al pie de la letra y comprueba la forma después de cada uno: `X` y `h` son `(n, d_model)`,
+# `A` es `(n, n)`, la salida de la atención `(n, d_model)` y los logits `(V,)`. Puedes usar tu
+# `scaled_dot_product_attention` con `mask=np.tril(np.ones((n, n), dtype=bool))`.
+#
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# `X = E[ids] + P[:n]`; `h = layer_norm(X)`; `O, _ = scaled_dot_product_attention(h @ W_Q, h @ W_K, h @ W_V,
+# mask=...)`; `X = X + O @ W_O`; `return layer_norm(X[-1]) @ E.T`. El error más común es sacar los logits de `X[0]`.
+#
+# </details>
+
 # %% nbgrader={"grade_id": "test_toy_forward", "grade": true, "points": 3}
-# Comprobación del ejercicio 8
+# Comprobación del ejercicio 9 · tolerancia: 1e-4 (el modelo de PyTorch calcula en float32).
+BLOQUEADAS_PASADA = (LM.Transformer, EMB.embed, EMB.build_input, ATT.scaled_dot_product_attention,
+                     ATT.causal_attention, ATT.attention_from_X, ATT.multi_head_attention)
 modelo_t = modelo_de_juguete(semilla=0)
 params_t = params_from_model(modelo_t)
 ids_t = [42, 981, 774, 42, 1503]
 with torch.no_grad():
     esperado_t = modelo_t(torch.tensor([ids_t]))[0, -1].double().numpy()
-logits_t = toy_forward(ids_t, params_t)
-check_shape(logits_t, (2000,), what="los logits de «El banco aprobó el préstamo»",
-            hint="solo la última fila: un logit por pieza del vocabulario")
-check_close(logits_t, esperado_t, atol=1e-4, what="tus logits frente a los de llmlab.model",
-            hint="repasa el orden: posición, layer_norm, atención causal, residuo, layer_norm final, @ E.T")
+with reference_blocked(*BLOQUEADAS_PASADA):
+    logits_t = checked_call(toy_forward, ids_t, params_t)
+    check_array(logits_t, what="los logits de «El banco aprobó el préstamo»", dtype="float", shape=(2000,))
+    check_close(logits_t, esperado_t, atol=1e-4, what="tus logits frente a los de llmlab.model",
+                hint="repasa el orden: posición, layer_norm, atención causal, residuo, layer_norm final, @ E.T")
+    otros_t = checked_call(toy_forward, [42, 981, 774, 42, 7], params_t)
+    check_true(not np.allclose(otros_t, logits_t), "si solo cambia el último token, la predicción tiene que cambiar",
+               hint="los logits salen de X[-1], no de X[0]")
 print("siguiente token más probable:", int(np.argmax(logits_t)), "| el de llmlab.model:", int(np.argmax(esperado_t)))
-otros_t = toy_forward([42, 981, 774, 42, 7], params_t)
-check_true(not np.allclose(otros_t, logits_t), "si solo cambia el último token, la predicción tiene que cambiar",
-           hint="los logits salen de X[-1], no de X[0]")
 ok("tu pasada en NumPy da los mismos logits que el Transformer de llmlab")
 ### BEGIN HIDDEN TESTS
 with hidden("toy_forward: otros modelos, longitudes y vocabularios"):
@@ -1043,10 +1317,13 @@ with hidden("toy_forward: otros modelos, longitudes y vocabularios"):
             with torch.no_grad():
                 esperado = modelo_c(torch.tensor(ids_c[None]))[0, -1].double().numpy()
             casos.append((ids_c, params_from_model(modelo_c), esperado))
-    with reference_blocked(LM.Transformer, EMB.embed, EMB.build_input, ATT.scaled_dot_product_attention,
-                           ATT.causal_attention, ATT.attention_from_X, ATT.multi_head_attention):
+    with reference_blocked(*BLOQUEADAS_PASADA):
         for ids_c, params_c, esperado in casos:
-            check_close(toy_forward(ids_c, params_c), esperado, atol=1e-4)
+            obtenido = checked_call(toy_forward, ids_c, params_c)
+            check_array(obtenido, dtype="float", shape=esperado.shape)
+            check_close(obtenido, esperado, atol=1e-4)
+        obtenido = checked_call(toy_forward, list(casos[0][0]), casos[0][1])  # una lista de IDs también vale
+        check_close(obtenido, casos[0][2], atol=1e-4)
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -1065,7 +1342,7 @@ print(np.round(atenciones[0][0, 0].numpy(), 3))
 # ## 8. El precio: la atención cuesta n²
 #
 # Cada token se compara con todos los demás, así que con `n` tokens hay `n · n` puntuaciones. Con `n = 1000` son
-# 1 000 000 de relaciones; si duplicas el contexto, el trabajo se multiplica por **4**. Cada puntuación es además
+# 1 000 000 de relaciones; si duplicas el contexto, el trabajo se multiplica por **4**. Cada puntuación es además
 # un producto escalar de `d_k` términos, así que `QKᵀ` cuesta `n² · d_k` multiplicaciones con suma.
 #
 # Ese `n²` explica muchas cosas prácticas: por qué un prompt larguísimo tarda más y cuesta más, por qué meterlo
@@ -1074,9 +1351,9 @@ print(np.round(atenciones[0][0, 0].numpy(), 3))
 # a la vez, en paralelo, y cada token llega directamente a cualquier otro, sin pasar la información de mano en
 # mano como una red recurrente.
 #
-# ### Ejercicio 9 · `attention_cost` (1 punto)
+# ### Ejercicio 10 · `attention_cost` (1 punto · dificultad ★☆☆ · ~5 min)
 #
-# Escribe `attention_cost(n, d_k=1)`, que devuelve (como `int`) el trabajo de las puntuaciones de la atención:
+# Escribe `attention_cost(n, d_k=1)`, que devuelve (como **`int`**) el trabajo de las puntuaciones de la atención:
 # `n² · d_k`. Con `d_k = 1` es el número de parejas de tokens. Si `n` es negativo o `d_k` es menor que 1, lanza
 # `ValueError`.
 
@@ -1090,14 +1367,29 @@ def attention_cost(n, d_k=1):
     ### END SOLUTION
 
 
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# Valida primero: `n = 0` es válido (ningún token, ningún trabajo); `d_k = 0` no lo es.
+#
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# `if n < 0 or d_k < 1: raise ValueError(...)` y `return int(n) * int(n) * int(d_k)`.
+#
+# </details>
+
 # %% nbgrader={"grade_id": "test_attention_cost", "grade": true, "points": 1}
-# Comprobación del ejercicio 9
-check_equal(attention_cost(1000), 1_000_000, what="parejas con n = 1000", hint="cada token con todos: n · n")
-check_type(attention_cost(1000), int, what="attention_cost(1000)")
-check_close(attention_cost(2000) / attention_cost(1000), 4.0, atol=1e-12, what="el coste al duplicar n",
-            hint="el coste crece con n², no con n")
-check_equal(attention_cost(1000, d_k=64), 64_000_000, what="QKᵀ con n = 1000 y d_k = 64")
-check_raises(lambda: attention_cost(-5), ValueError, what="attention_cost con n negativo")
+# Comprobación del ejercicio 10 · cuentas exactas (enteros).
+with reference_blocked(C.attention_cost, C.attention_flops):
+    coste_t = checked_call(attention_cost, 1000)
+    check_number(coste_t, what="attention_cost(1000)", kind="int")
+    check_equal(coste_t, 1_000_000, what="parejas con n = 1000", hint="cada token con todos: n · n")
+    check_equal(checked_call(attention_cost, 2000) // coste_t, 4, what="el coste al duplicar n",
+                hint="el coste crece con n², no con n")
+    check_equal(checked_call(attention_cost, 1000, d_k=64), 64_000_000, what="QKᵀ con n = 1000 y d_k = 64")
+    check_raises(lambda: attention_cost(-5), ValueError, what="attention_cost con n negativo")
 ok("1000 tokens, un millón de parejas; el doble de tokens, cuatro veces más trabajo")
 ### BEGIN HIDDEN TESTS
 with hidden("attention_cost: otros tamaños y bordes"):
@@ -1107,14 +1399,15 @@ with hidden("attention_cost: otros tamaños y bordes"):
     esperados = [C.attention_cost(n_c, d_k=dk_c) for n_c, dk_c in casos]
     with reference_blocked(C.attention_cost, C.attention_flops):
         for (n_c, dk_c), esperado in zip(casos, esperados):
-            obtenido = attention_cost(n_c, d_k=dk_c)
-            check_type(obtenido, int)
+            obtenido = checked_call(attention_cost, n_c, d_k=dk_c)
+            check_number(obtenido, kind="int")
             check_equal(obtenido, esperado)
         check_raises(lambda: attention_cost(10, d_k=0), ValueError)
+        check_raises(lambda: attention_cost(-1, d_k=8), ValueError)
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# ### Medirlo
+# ### Medirlo (opcional)
 #
 # La cuenta dice `n²`; veamos si el reloj está de acuerdo. La celda cronometra las puntuaciones y su softmax,
 # `softmax(QKᵀ/√d_k)`, con `d_k = 64` y `n` cada vez mayor (en PyTorch y con un solo hilo, para que las medidas sean
@@ -1124,8 +1417,7 @@ with hidden("attention_cost: otros tamaños y bordes"):
 # procesador cada número cuesta más de traer (y sube). Lo que no cambia es la tendencia de fondo, `n²`. La memoria
 # de la matriz `A`, en cambio, no depende del reloj: son exactamente `n²` números.
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 hilos_antes = torch.get_num_threads()
 torch.set_num_threads(1)
 generador = torch.Generator().manual_seed(SEMILLA)
@@ -1175,15 +1467,7 @@ plt.show()
 # ejercicios, así que merece la pena reconocerlos.
 
 # %%
-def lo_delata(error, comprobacion):
-    """Ejecuta una comprobación que tiene que fallar y enseña el mensaje con que falla."""
-    try:
-        comprobacion()
-    except AssertionError as fallo:
-        print(f"✘ {error}\n    {str(fallo).splitlines()[0]}")
-    else:
-        print(f"?? {error}: la comprobación no lo ha visto")
-
+lo_delata = show_caught  # ejecuta una comprobación que DEBE fallar y enseña cómo falla
 
 E_err = np.arange(2000 * 4, dtype=float).reshape(2000, 4) / 1000
 P_err = POS.sinusoidal_positions(2048, 4)
@@ -1198,47 +1482,42 @@ lo_delata("ID negativo que se cuela", lambda: check_raises(lambda: E_err[[-1]], 
 lo_delata("sin posiciones", lambda: check_true(not np.allclose(E_err[42], E_err[I_frase][3]),
                                                "«El» y «el» deben tener filas distintas"))
 
-# 4. Sumar la posición según el ID (P[ids]) y no según el lugar (P[:n]): con una tabla larga no da error.
-lo_delata("P indexada por ID", lambda: check_true(
-    not np.allclose((E_err[I_frase] + P_err[I_frase])[0], (E_err[I_frase] + P_err[I_frase])[3]),
-    "«El» y «el» deben tener filas distintas"))
-
-# 5. Seno y coseno cambiados de sitio: PE[0] sale [1, 0, 1, 0].
+# 4. Seno y coseno cambiados de sitio: PE[0] sale [1, 0, 1, 0].
 P_cambiada = POS.sinusoidal_positions(4, 4)[:, [1, 0, 3, 2]]
 lo_delata("sin y cos intercambiados", lambda: check_close(P_cambiada[0], [0, 1, 0, 1], what="PE[0]"))
 
-# 6. Exponente de la frecuencia sin el 2 (i/d en lugar de 2i/d): relojes con la velocidad equivocada.
+# 5. Exponente de la frecuencia sin el 2 (i/d en lugar de 2i/d): relojes con la velocidad equivocada.
 P_exponente = np.sin(np.arange(4)[:, None] / 10000 ** (np.arange(4)[None, :] // 2 / 4))
 lo_delata("exponente i/d", lambda: check_close(P_exponente[:, 2], POS.sinusoidal_positions(4, 4)[:, 2],
                                                atol=1e-6, what="columna 2 de PE"))
 
-# 7. Olvidar dividir por √d_k: con d_k = 64 la softmax se satura.
+# 6. Olvidar dividir por √d_k: con d_k = 64 la softmax se satura.
 lo_delata("sin / √d_k", lambda: check_close(F.softmax([64.0, 0.0]), [0.999665, 0.000335], atol=1e-6,
                                             what="pesos con d_k = 64"))
 
-# 8. Dividir por d_k en lugar de por √d_k: la escala se queda corta por el otro lado.
+# 7. Dividir por d_k en lugar de por √d_k: la escala se queda corta por el otro lado.
 lo_delata("dividir por d_k", lambda: check_close(F.softmax([64.0 / 64, 0.0]), [0.999665, 0.000335], atol=1e-6,
                                                  what="pesos con d_k = 64"))
 
-# 9. Softmax sin restar el máximo: exp(1000) es infinito y aparecen NaN.
+# 8. Softmax sin restar el máximo: exp(1000) es infinito y aparecen NaN.
 with np.errstate(over="ignore", invalid="ignore"):
     sin_maximo = np.exp([1000.0, 999.0, 998.0]) / np.exp([1000.0, 999.0, 998.0]).sum()
 lo_delata("softmax sin restar el máximo", lambda: check_close(sin_maximo, [0.665241, 0.244728, 0.090031],
                                                               what="softmax([1000, 999, 998])"))
 
-# 10. Softmax sobre toda la matriz en lugar de fila a fila: las filas ya no suman 1.
+# 9. Softmax sobre toda la matriz en lugar de fila a fila: las filas ya no suman 1.
 S_err = X_frase @ X_frase.T / 2
 A_toda = np.exp(S_err) / np.exp(S_err).sum()
 lo_delata("softmax sobre toda la matriz", lambda: check_close(A_toda.sum(axis=-1), np.ones(5), what="suma de cada fila"))
 
-# 11. Mezclar los valores con exp(s) sin normalizar: [8.5985, 4.1961] en vez de [0.759, 0.370].
+# 10. Mezclar los valores con exp(s) sin normalizar: [8.5985, 4.1961] en vez de [0.759, 0.370].
 lo_delata("exp(s) @ V sin normalizar", lambda: check_close(np.exp(scores) @ values, [0.759000, 0.370394],
                                                            what="salida de «banco»"))
 
-# 12. Pensar que el coste crece como n: al duplicar el contexto saldría ×2.
+# 11. Pensar que el coste crece como n: al duplicar el contexto saldría ×2.
 lo_delata("coste lineal en n", lambda: check_close((2000 * 64) / (1000 * 64), 4.0, what="coste al duplicar n"))
 
-# 13. Sacar los logits de X[0] en lugar de X[-1]: cambiar el último token no cambia la predicción.
+# 12. Sacar los logits de X[0] en lugar de X[-1]: cambiar el último token no cambia la predicción.
 def logits_de_la_primera_fila(ids, params):
     X = params["E"][ids] + params["P"][:len(ids)]
     O = ATT.causal_attention(*ATT.qkv_project(layer_norm(X), params["W_Q"], params["W_K"], params["W_V"]))[0]
@@ -1252,22 +1531,12 @@ lo_delata("logits de X[0]", lambda: check_true(
     "la predicción debe cambiar si cambia el último token"))
 
 # %% [markdown]
-# Uno más es de interpretación. **Leer la atención como una explicación.** Que un token ponga mucho peso en otro
-# significa que mezcla mucha información suya, no que «lo haya entendido por esa razón»: los mapas de atención
-# son una pista técnica, no una prueba. Y hay que leerlos por **filas**: la fila `i` dice a quién mira el token
-# `i`; la columna `i`, quién lo mira a él. Con la cabeza 0 de la sección 5:
-
-# %%
-cabeza_0 = A_mh[0]
-i_banco = 1
-print("fila de «banco» (a quién mira):   ", np.round(cabeza_0[i_banco], 3), "→", palabras[int(cabeza_0[i_banco].argmax())])
-print("columna de «banco» (quién lo mira):", np.round(cabeza_0[:, i_banco], 3), "→", palabras[int(cabeza_0[:, i_banco].argmax())])
-lo_delata("leer la columna en vez de la fila", lambda: check_equal(
-    palabras[int(cabeza_0[:, i_banco].argmax())], palabras[int(cabeza_0[i_banco].argmax())],
-    what="a quién mira «banco»"))
-
-# %% [markdown]
-# ## 10. Pregunta para razonar (corrección manual)
+# Dos errores más ya los has arreglado tú: sumar la posición según el ID (`P[ids]`, ejercicio 3) y leer la
+# columna en vez de la fila (ejercicio 7). Y uno es de interpretación: **leer la atención como una explicación.**
+# Que un token ponga mucho peso en otro significa que mezcla mucha información suya, no que «lo haya entendido por
+# esa razón»: los mapas de atención son una pista técnica, no una prueba.
+#
+# ## 10. Pregunta para razonar (corrección manual · 3 puntos · ~15 min)
 #
 # Una compañera defiende dos simplificaciones para un Transformer casero:
 #
@@ -1278,6 +1547,11 @@ lo_delata("leer la columna en vez de la fila", lambda: check_equal(
 # ejemplo «perro muerde hombre»), y explica qué arreglan la tabla `P` y RoPE, y en qué se diferencian. Para la
 # segunda, explica qué propiedad tendría la matriz de puntuaciones con un solo vector y por qué eso es un problema
 # (piensa en «banco» mirando a «aprobó» y al revés).
+#
+# **Rúbrica (3 puntos):** 1 punto por explicar la equivarianza a permutaciones con el ejemplo (la salida de «perro»
+# no cambia al reordenar); 1 punto por decir qué aportan `P` (posición absoluta, fija o aprendida, con límite de
+# longitud) y RoPE (giro de `q` y `k`, distancia relativa); 1 punto por la simetría de `X Xᵀ` y por qué hace falta que
+# A→B y B→A puedan ser distintos. Más de 10 líneas o afirmaciones sin justificar restan medio punto.
 
 # %% [markdown] nbgrader={"grade_id": "respuesta_posiciones", "solution": true, "grade": true, "points": 3}
 # ### BEGIN SOLUTION

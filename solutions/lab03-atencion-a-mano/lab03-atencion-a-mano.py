@@ -12,12 +12,13 @@
 # [![Abrir en Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/llmlab-curso/llmlab/blob/main/labs/lab03-atencion-a-mano/lab03-atencion-a-mano.ipynb)
 #
 # **Capítulo 03** de *Facsímil 03 · Arquitecturas y modelos* (con la fila de atención del capítulo 02) ·
-# duración estimada: **2 horas y media**
+# duración estimada: **4 horas** (75 min de lectura y figuras y 2 h 45 min de ejercicios y de la pregunta
+# razonada; cada ejercicio indica su tiempo y su dificultad; las secciones «(opcional)» quedan fuera de la cuenta)
 #
 # En el lab 02 viste cómo «banco» reparte su atención entre las palabras que tiene delante: una sola fila de
 # números que suman 1. Un Transformer calcula esa fila para **todos** los tokens a la vez, con tres
 # proyecciones aprendidas (Q, K y V) y una máscara que impide que un token lea lo que todavía no se ha
-# escrito. Este laboratorio es el cuaderno que el capítulo propone, «Atención a mano»: vas a construir la
+# escrito. Este laboratorio es el cuaderno que el capítulo propone (el libro lo titula «Atención a mano»): vas a construir la
 # matriz de atención pieza a pieza con NumPy, a dibujarla, a verla volverse triangular y, al final, a
 # comprobar que PyTorch y el modelo de `llmlab` calculan exactamente lo mismo.
 #
@@ -31,13 +32,17 @@
 # 6. distinguir autoatención, autoatención enmascarada y atención cruzada;
 # 7. reproducir todo en PyTorch y contrastarlo con `scaled_dot_product_attention` y con `llmlab.model`.
 #
-# **Cómo se trabaja.** Escribe tu código en las celdas que dicen `ESCRIBE TU CÓDIGO AQUÍ`. La celda que hay
-# debajo de cada ejercicio lo comprueba y te explica en español qué falla. Al corregir se ejecutan además
+# **Cómo se trabaja.** Escribe tu código en las celdas que dicen `ESCRIBE TU CÓDIGO AQUÍ`; en los dos ejercicios
+# «encuentra el error» la celda ya trae una función con un fallo típico que tienes que arreglar. Debajo de cada
+# ejercicio hay pistas plegadas y una celda de comprobación que te explica en español qué falla. Al corregir se ejecutan además
 # pruebas ocultas con entradas que no ves (matrices aleatorias con valores grandes, lotes, casos límite), así
 # que tu función tiene que cumplir el enunciado, no solo los ejemplos. Puedes reutilizar tus funciones de
 # ejercicios anteriores, pero no llames a las versiones de `llmlab.attention` ni a
 # `torch.nn.functional.scaled_dot_product_attention`: en las pruebas ocultas están bloqueadas. No modifiques
-# las celdas de comprobación; se restauran antes de corregir.
+# las celdas de comprobación; se restauran antes de corregir. Si tu función llama a una versión bloqueada, la
+# comprobación visible ya te lo dice.
+#
+# **Números.** Los decimales llevan punto, como en Python (`0.501`), y los miles un espacio fino (`16 384`).
 #
 # **Convención.** Como en el libro, los tokens son **filas**: `X` tiene forma `(n, d_model)` y las
 # proyecciones se escriben `Q = X W_Q`. Cuando un ejercicio pide aceptar un *lote*, las entradas pueden traer
@@ -65,15 +70,18 @@ from llmlab import attention as AT
 from llmlab import cost as C
 from llmlab import functional as F
 from llmlab import model as LM
-from llmlab.checks import (check_close, check_equal, check_raises, check_shape, check_true, check_type, hidden, ok,
-                           reference_blocked, show_caught)
+from llmlab.checks import (
+    EjercicioSinHacer, check_array, check_close, check_equal, check_raises, check_shape, check_tensor, check_true,
+    check_type, checked_call, hidden, modifiable, ok, reference_blocked, show_caught,
+)
+from llmlab.spanish import fmt_int
 from llmlab.checks import EjercicioSinHacer  # lo que lanza un ejercicio que aún no has hecho
 
 # Lo que las pruebas ocultas no te dejan llamar: la atención ya hecha de llmlab y la de PyTorch.
 REFERENCIAS = (
     AT.attention_scores, AT.causal_mask, AT.softmax_rows, AT.scaled_dot_product_attention, AT.causal_attention,
     AT.attention_from_X, AT.multi_head_attention, AT.grouped_query_attention, AT.cross_attention,
-    AT.decode_step, TF.scaled_dot_product_attention,
+    AT.decode_step, AT.split_heads, AT.merge_heads, TF.scaled_dot_product_attention,
 )
 
 plt.rcParams["figure.figsize"] = (6.4, 3.6)
@@ -126,6 +134,8 @@ W_K = np.array([[2.0, 0.5], [-1.0, 1.5], [0.5, -2.0], [1.0, 1.0]])
 W_V = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, -0.5], [-0.5, 0.5]])
 
 Q_frase, K_frase, V_frase = X_frase @ W_Q, X_frase @ W_K, X_frase @ W_V
+for M_ in (X_frase, W_Q, W_K, W_V, Q_frase, K_frase, V_frase):
+    M_.setflags(write=False)  # datos compartidos por muchas celdas: de solo lectura, nadie los estropea
 print(f"X: {X_frase.shape}   W_Q, W_K, W_V: {W_Q.shape}   Q, K, V: {Q_frase.shape}\n")
 print(f"{'token':9s} {'Q':>16s} {'K':>16s} {'V':>16s}")
 for t, q, k, v in zip(palabras, Q_frase, K_frase, V_frase):
@@ -136,7 +146,7 @@ for t, q, k, v in zip(palabras, Q_frase, K_frase, V_frase):
 # ofrecer, la atención sería simétrica: «banco» miraría a «aprobó» exactamente tanto como «aprobó» a «banco».
 # Con `W_Q ≠ W_K` esa simetría se rompe, y eso es lo que permite relaciones con dirección.
 #
-# ## 2. Puntuaciones: comparar lo que busco con lo que ofreces
+# ## 2. Las puntuaciones: cada consulta frente a cada clave
 #
 # Cada consulta se compara con todas las claves mediante un producto escalar. Con todas las filas a la vez es
 # un producto de matrices, y se divide por la raíz de la dimensión de las claves:
@@ -164,6 +174,8 @@ tokens_libro = ["El", "banco", "aprobó", "préstamo"]
 Q_libro = np.array([[-0.01, -0.04], [0.47, 0.00], [-0.03, 0.51], [0.43, 0.58]])
 K_libro = np.array([[0.18, -0.19], [0.17, -0.23], [0.51, 0.21], [0.45, 0.25]])
 V_libro = np.array([[-0.02, 0.24], [0.51, -0.04], [0.23, 0.50], [0.75, 0.16]])
+for M_ in (Q_libro, K_libro, V_libro):
+    M_.setflags(write=False)  # de solo lectura: las comprobaciones trabajan con copias
 
 productos = Q_libro @ K_libro.T
 print("Q Kᵀ =\n", np.round(productos, 4))
@@ -176,9 +188,10 @@ print("\nS[banco, El] =", round(float(productos[1, 0] / math.sqrt(2)), 4),
 # números tan pequeños, olvidar el `√d_k` cambia los pesos en la tercera cifra decimal, y por eso las pruebas
 # ocultas añaden matrices con valores grandes.
 #
-# ### Ejercicio 1 · `attention_scores` (2 puntos)
+# ### Ejercicio 1 · `attention_scores` (2 puntos · dificultad ★☆☆ · ~10 min)
 #
-# Escribe `attention_scores(Q, K)`, que devuelve `S = QKᵀ/√d_k`:
+# Escribe `attention_scores(Q, K)`, que devuelve `S = QKᵀ/√d_k`, un **array de NumPy de floats**, sin modificar sus
+# entradas:
 #
 # - `d_k` es la **última** dimensión de `Q` (el tamaño de cada vector de consulta), no el número de tokens;
 # - `Q` tiene forma `(..., n_q, d_k)` y `K` `(..., n_k, d_k)`; el resultado, `(..., n_q, n_k)`. Acepta lotes:
@@ -196,34 +209,57 @@ def attention_scores(Q, K):
     ### END SOLUTION
 
 
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# Con matrices 2D, `Q @ K.T` ya da la matriz de productos escalares. Piensa qué dimensión es `d_k` y cómo
+# trasponer solo las dos últimas dimensiones de `K`.
+#
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# `Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])`, tras convertir las dos entradas con
+# `np.asarray(..., dtype=float)`.
+#
+# </details>
+
 # %% nbgrader={"grade_id": "test_attention_scores", "grade": true, "points": 2}
-# Comprobación del ejercicio 1
+# Comprobación del ejercicio 1 · tolerancias: 1e-5 en la tabla del libro (6 decimales); rtol 1e-5 en los casos
+# aleatorios (float32 también vale).
 S_esperada = np.array([
     [0.004101, 0.005303, -0.009546, -0.010253],
     [0.059821, 0.056498, 0.169493, 0.149553],
     [-0.072337, -0.086550, 0.064912, 0.080610],
     [-0.023193, -0.042639, 0.241194, 0.239356],
 ])
-S_tuya = attention_scores(Q_libro, K_libro)
-check_shape(S_tuya, (4, 4), what="S del ejemplo del libro")
-check_close(S_tuya, S_esperada, atol=1e-5, what="S = QKᵀ/√d_k del libro",
-            hint="fila i = consulta i; columna j = clave j; divide por √2")
-check_close(attention_scores(np.ones((1, 64)), np.ones((1, 64))), [[8.0]], atol=1e-9,
-            what="dos vectores de unos con d_k = 64", hint="64 / √64 = 8")
-check_true(abs(S_tuya[1, 2] - S_tuya[2, 1]) > 0.1, "S no es simétrica: banco→aprobó no vale lo mismo que aprobó→banco")
+with reference_blocked(*REFERENCIAS):
+    S_tuya = checked_call(attention_scores, Q_libro, K_libro)
+    check_array(S_tuya, what="S del ejemplo del libro", dtype="float", shape=(4, 4))
+    check_close(S_tuya, S_esperada, atol=1e-5, what="S = QKᵀ/√d_k del libro",
+                hint="fila i = consulta i; columna j = clave j; divide por √2")
+    check_close(checked_call(attention_scores, np.ones((1, 64)), np.ones((1, 64))), [[8.0]], atol=1e-5,
+                what="dos vectores de unos con d_k = 64", hint="64 / √64 = 8")
+    check_true(abs(S_tuya[1, 2] - S_tuya[2, 1]) > 0.1,
+               "S no es simétrica: banco→aprobó no vale lo mismo que aprobó→banco")
+    check_array(checked_call(attention_scores, np.ones((2, 3, 4)), np.ones((2, 5, 4))),
+                what="un lote de 2 con 3 consultas y 5 claves", dtype="float", shape=(2, 3, 5),
+                hint="con lotes, trasponer solo las dos últimas dimensiones: np.swapaxes(K, -1, -2)")
 ok("las puntuaciones del libro salen bien")
 ### BEGIN HIDDEN TESTS
-with hidden("attention_scores: matrices aleatorias grandes, rectangulares y en lote"):
+with hidden("attention_scores: matrices aleatorias grandes, rectangulares, en lote y listas"):
     rng_t = np.random.default_rng(1301)
     casos = []
     for forma_q, forma_k in [((5, 7), (3, 7)), ((6, 16), (6, 16)), ((2, 4, 9), (2, 6, 9)), ((2, 3, 5, 8), (2, 3, 5, 8)),
-                             ((1, 1), (4, 1))]:
-        Qh = rng_t.normal(0, 4, size=forma_q)
-        Kh = rng_t.normal(0, 4, size=forma_k)
-        casos.append((Qh, Kh, AT.attention_scores(Qh, Kh)))
+                             ((1, 1), (4, 1)), ((3, 2), (3, 2))]:
+        casos.append((rng_t.normal(0, 4, size=forma_q), rng_t.normal(0, 4, size=forma_k)))
+    casos.append((rng_t.normal(size=(2, 3)).tolist(), rng_t.normal(size=(4, 3)).tolist()))
+    esperados = [AT.attention_scores(Qh, Kh) for Qh, Kh in casos]
     with reference_blocked(*REFERENCIAS):
-        for Qh, Kh, esperado in casos:
-            check_close(attention_scores(Qh, Kh), esperado, atol=1e-9, rtol=1e-9)
+        for (Qh, Kh), esperado in zip(casos, esperados):
+            obtenido = checked_call(attention_scores, Qh, Kh)
+            check_array(obtenido, dtype="float", shape=esperado.shape)
+            check_close(obtenido, esperado, rtol=1e-5, atol=1e-5)
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -264,7 +300,7 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# ## 3. La máscara causal: no mirar el futuro
+# ## 3. La máscara causal: cada token, solo hacia atrás
 #
 # Un modelo que genera texto aprende a predecir el token siguiente a partir de los anteriores. Si al
 # entrenar la fila de «aprobó» pudiera leer «préstamo», aprendería a copiar la respuesta en lugar de a
@@ -278,40 +314,65 @@ plt.show()
 # tras la exponencial y evita las operaciones inválidas (`−∞ − (−∞)` es `nan`) si alguna fila quedara
 # entera tapada.
 #
-# ### Ejercicio 2 · `causal_mask` (1 punto)
+# **Una máscara, dos escrituras.** Esta es la máscara *aditiva*: números que se **suman** a las puntuaciones. En el
+# lab 02 usaste la *booleana* de SDPA y de `llmlab.model`, `True` donde se **puede mirar**, que se aplica con
+# `np.where(mascara, S, -np.inf)`. Son la misma máscara: `causal_mask(n) == np.where(np.tril(np.ones((n, n),
+# dtype=bool)), 0.0, -1e9)`. (Ojo con `torch.nn.MultiheadAttention`, cuya máscara booleana significa lo
+# contrario: `True` = prohibido.) Un `−∞` literal es seguro siempre que cada fila tenga al menos una posición
+# permitida, como pasa con la máscara causal, donde cada token se ve a sí mismo.
 #
-# Escribe `causal_mask(n, neg=-1e9)`, que devuelve una matriz `float` de forma `(n, n)` con `0.0` en la
-# diagonal y por debajo, y `neg` por encima de la diagonal (las columnas `j > i`).
+# ### Ejercicio 2 · `causal_mask`, encuentra el error (1 punto · dificultad ★☆☆ · ~5 min)
+#
+# `causal_mask(n, neg=-1e9)` debe devolver un **array de NumPy de floats** de forma `(n, n)` con `0.0` en la
+# diagonal y por debajo, y `neg` por encima de la diagonal (las columnas `j > i`). La versión de la celda tapa
+# algo que no debe. Encuentra el error y corrígelo.
 
 # %% nbgrader={"grade_id": "causal_mask", "solution": true}
 def causal_mask(n, neg=-1e9):
     """Máscara aditiva: 0 donde j <= i, neg donde j > i."""
     ### BEGIN SOLUTION
-    mascara = np.zeros((n, n))
-    mascara[np.triu_indices(n, k=1)] = neg
-    return mascara
+    return np.triu(np.full((n, n), float(neg)), k=1)
     ### END SOLUTION
+    ### BEGIN BUGGY
+    # return np.triu(np.full((n, n), float(neg)), k=0)
+    ### END BUGGY
 
+
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# Ejecuta la comprobación y mira la fila de «El», la 0: ¿puede verse a sí mismo con esta máscara?
+#
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# `np.triu(..., k=0)` conserva la diagonal y todo lo de encima; `k=1` empieza una diagonal más arriba, que es
+# lo que queremos tapar: solo `j > i`.
+#
+# </details>
 
 # %% nbgrader={"grade_id": "test_causal_mask", "grade": true, "points": 1}
-# Comprobación del ejercicio 2
-m4 = causal_mask(4)
-check_close(m4, [[0, -1e9, -1e9, -1e9], [0, 0, -1e9, -1e9], [0, 0, 0, -1e9], [0, 0, 0, 0]], atol=0,
-            what="causal_mask(4)", hint="np.triu(..., k=1) toma lo que queda estrictamente por encima de la diagonal")
-check_close(np.diag(causal_mask(6)), np.zeros(6), atol=0, what="la diagonal de causal_mask(6)",
-            hint="cada token puede mirarse a sí mismo: la diagonal no se tapa")
-check_close(causal_mask(1), [[0.0]], atol=0, what="causal_mask(1)")
-check_true(np.asarray(m4).dtype.kind == "f", "la máscara tiene que ser de números reales (float), no booleana")
+# Comprobación del ejercicio 2 · valores exactos (atol=0).
+with reference_blocked(*REFERENCIAS):
+    m4 = checked_call(causal_mask, 4)
+    check_array(m4, what="causal_mask(4)", dtype="float", shape=(4, 4))
+    check_close(m4, [[0, -1e9, -1e9, -1e9], [0, 0, -1e9, -1e9], [0, 0, 0, -1e9], [0, 0, 0, 0]], atol=0,
+                what="causal_mask(4)", hint="solo lo que queda estrictamente por encima de la diagonal: j > i")
+    check_close(np.diag(checked_call(causal_mask, 6)), np.zeros(6), atol=0, what="la diagonal de causal_mask(6)",
+                hint="cada token puede mirarse a sí mismo: la diagonal no se tapa")
+    check_close(checked_call(causal_mask, 1), [[0.0]], atol=0, what="causal_mask(1)")
 ok("la máscara tapa justo el futuro")
 ### BEGIN HIDDEN TESTS
 with hidden("causal_mask: otros tamaños y otros valores de neg"):
-    casos = [(n, neg, AT.causal_mask(n, neg=neg)) for n in (2, 3, 5, 9, 16) for neg in (-1e9, -np.inf, -30.0)]
+    casos = [(n, neg) for n in (2, 3, 5, 9, 16) for neg in (-1e9, -np.inf, -30.0)] + [(3, -1)]
+    esperados = [AT.causal_mask(n, neg=neg) for n, neg in casos]
     with reference_blocked(*REFERENCIAS):
-        for n, neg, esperado in casos:
-            obtenido = causal_mask(n, neg=neg)
-            check_shape(obtenido, (n, n))
+        for (n, neg), esperado in zip(casos, esperados):
+            obtenido = checked_call(causal_mask, n, neg=neg)
+            check_array(obtenido, dtype="float", shape=(n, n))
             check_close(obtenido, esperado, atol=0)
-        check_close(causal_mask(7)[6], np.zeros(7), atol=0)  # la última fila lo ve todo
+        check_close(checked_call(causal_mask, 7)[6], np.zeros(7), atol=0)  # la última fila lo ve todo
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -354,11 +415,12 @@ print("softmax ingenua:", ingenua)
 print("softmax estable:", np.round(estable, 6))
 
 # %% [markdown]
-# ### Ejercicio 3 · `softmax_rows` (2 puntos)
+# ### Ejercicio 3 · `softmax_rows` (2 puntos · dificultad ★☆☆ · ~10 min)
 #
 # Escribe `softmax_rows(S)`: la softmax **a lo largo del último eje** de un array de cualquier forma (un
 # vector, una matriz `(n, n)` o un lote `(..., n, n)`), restando el máximo de cada fila antes de `np.exp`.
-# Usa `axis=-1` y `keepdims=True`: con un lote, `axis=1` ya no es el eje de las filas.
+# Usa `axis=-1` y `keepdims=True`: con un lote, `axis=1` ya no es el eje de las filas. Devuelve un **array de NumPy
+# de floats** de la misma forma, sin modificar la entrada (que puede ser una lista).
 
 # %% nbgrader={"grade_id": "softmax_rows", "solution": true}
 def softmax_rows(S):
@@ -370,8 +432,24 @@ def softmax_rows(S):
     ### END SOLUTION
 
 
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# Es la softmax del lab 01 sin temperatura. Lo importante son los ejes: `axis=-1` con `keepdims=True` en el
+# máximo y en la suma.
+#
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# `S = np.asarray(S, dtype=float)`, `e = np.exp(S - S.max(axis=-1, keepdims=True))` y
+# `return e / e.sum(axis=-1, keepdims=True)`.
+#
+# </details>
+
 # %% nbgrader={"grade_id": "test_softmax_rows", "grade": true, "points": 2}
-# Comprobación del ejercicio 3
+# Comprobación del ejercicio 3 · tolerancia: 1e-6 (tabla del libro) y rtol 1e-5 en los casos aleatorios; con
+# valores enormes, 1e-4 (float32 pierde cifras en el exponente).
 A_esperada = np.array([
     [1.0, 0.0, 0.0, 0.0],
     [0.500831, 0.499169, 0.0, 0.0],
@@ -379,25 +457,33 @@ A_esperada = np.array([
     [0.218168, 0.213967, 0.284193, 0.283671],
 ])
 S_enmascarada = AT.attention_scores(Q_libro, K_libro) + AT.causal_mask(4)
-A_tuya = softmax_rows(S_enmascarada)
-check_close(A_tuya, A_esperada, atol=1e-6, what="softmax por filas de la S enmascarada del libro",
-            hint="cada fila se normaliza con su propia suma")
-check_close(np.sum(A_tuya, axis=-1), np.ones(4), atol=1e-9, what="la suma de cada fila")
-check_close(softmax_rows(np.array([[1000.0, 999.0, 998.0]])), [[0.665241, 0.244728, 0.090031]], atol=1e-6,
-            what="softmax_rows([[1000, 999, 998]])", hint="resta el máximo de la fila antes de np.exp")
-check_close(softmax_rows([0.2, 2.0, 1.0]), [0.107815, 0.652240, 0.239946], atol=1e-6,
-            what="la fila de «banco» del capítulo 02 (un vector)")
+with reference_blocked(*REFERENCIAS, F.softmax):
+    A_tuya = checked_call(softmax_rows, S_enmascarada)
+    check_array(A_tuya, what="softmax_rows de la S enmascarada del libro", dtype="float", shape=(4, 4))
+    check_close(A_tuya, A_esperada, atol=1e-6, what="softmax por filas de la S enmascarada del libro",
+                hint="cada fila se normaliza con su propia suma")
+    check_close(np.sum(A_tuya, axis=-1), np.ones(4), atol=1e-6, what="la suma de cada fila")
+    check_close(checked_call(softmax_rows, np.array([[1000.0, 999.0, 998.0]])), [[0.665241, 0.244728, 0.090031]],
+                atol=1e-6, what="softmax_rows([[1000, 999, 998]])", hint="resta el máximo de la fila antes de np.exp")
+    check_close(checked_call(softmax_rows, [0.2, 2.0, 1.0]), [0.107815, 0.652240, 0.239946], atol=1e-6,
+                what="la fila de «banco» del capítulo 02 (un vector)")
+    lote = checked_call(softmax_rows, np.stack([S_enmascarada, S_enmascarada]))
+    check_close(lote, np.stack([A_esperada, A_esperada]), atol=1e-6, what="un lote de dos matrices (2, 4, 4)",
+                hint="con un lote las filas están en el último eje: axis=-1, no axis=1")
 ok("la tabla A del libro sale fila a fila")
 ### BEGIN HIDDEN TESTS
 with hidden("softmax_rows: lotes, valores enormes y filas con máscara"):
     rng_t = np.random.default_rng(1303)
-    casos = [rng_t.normal(0, 50, size=(2, 5, 7)), rng_t.normal(0, 1e4, size=(6, 6)),
-             rng_t.normal(0, 3, size=(3, 2, 4, 4)) + AT.causal_mask(4), rng_t.normal(0, 2, size=9),
-             np.full((3, 3), 7.5)]
-    esperados = [F.softmax(S_h, axis=-1) for S_h in casos]
+    casos = [(rng_t.normal(0, 50, size=(2, 5, 7)), 1e-4), (rng_t.normal(0, 1e4, size=(6, 6)), 1e-4),
+             (rng_t.normal(0, 3, size=(3, 2, 4, 4)) + AT.causal_mask(4), 1e-6), (rng_t.normal(0, 2, size=9), 1e-6),
+             (np.full((3, 3), 7.5), 1e-6), (np.array([[900.0, 899.0], [-900.0, -901.0]]), 1e-4),
+             (rng_t.normal(0, 2, size=(4, 3)).astype(np.float32), 1e-6), (rng_t.normal(0, 1, size=(5, 5)).tolist(), 1e-6)]
+    esperados = [F.softmax(S_h, axis=-1) for S_h, _ in casos]
     with reference_blocked(*REFERENCIAS, F.softmax):
-        for S_h, esperado in zip(casos, esperados):
-            check_close(softmax_rows(S_h), esperado, atol=1e-9)
+        for (S_h, tol), esperado in zip(casos, esperados):
+            obtenido = checked_call(softmax_rows, S_h)
+            check_array(obtenido, dtype="float", shape=esperado.shape)
+            check_close(obtenido, esperado, rtol=1e-5, atol=tol)
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -415,9 +501,10 @@ with hidden("softmax_rows: lotes, valores enormes y filas con máscara"):
 # `Q` y `K` deciden **cuánto** se mira; `V` decide **qué** se lleva cada token. La primera fila solo puede
 # mirarse a sí misma, así que su salida es su propio valor; la última ve la frase entera.
 #
-# ### Ejercicio 4 · `causal_attention` (3 puntos)
+# ### Ejercicio 4 · `causal_attention` (3 puntos · dificultad ★★☆ · ~20 min)
 #
-# Escribe `causal_attention(Q, K, V)`, que devuelve la tupla `(O, A)`:
+# Escribe `causal_attention(Q, K, V)`, que devuelve la tupla `(O, A)` de **arrays de NumPy de floats**, sin
+# modificar sus entradas:
 #
 # - `A` son los pesos tras la máscara causal y la softmax por filas, forma `(..., n, n)`, con el triángulo
 #   superior **exactamente** a cero;
@@ -440,40 +527,65 @@ def causal_attention(Q, K, V):
     ### END SOLUTION
 
 
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# Junta tus tres piezas en orden: puntuaciones, máscara (sumada **antes** de la softmax) y softmax por filas.
+# Después, `A @ V`. Puedes llamar a tus `attention_scores`, `causal_mask` y `softmax_rows`.
+#
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# `n = Q.shape[-2]`; `A = softmax_rows(attention_scores(Q, K) + causal_mask(n))`; `return A @ V, A`. La máscara
+# `(n, n)` se difunde sobre cualquier lote.
+#
+# </details>
+
 # %% nbgrader={"grade_id": "test_causal_attention", "grade": true, "points": 3}
-# Comprobación del ejercicio 4
+# Comprobación del ejercicio 4 · tolerancias: 1e-3 y 1e-4 en las tablas del libro (3 y 6 decimales); en los
+# casos aleatorios, rtol 1e-5 y atol 1e-6 (1e-4 con puntuaciones enormes, por float32).
 O_esperada = np.array([[-0.02, 0.24], [0.244560, 0.100233], [0.238314, 0.247086], [0.382878, 0.231286]])
-resultado = causal_attention(Q_libro, K_libro, V_libro)
-check_type(resultado, tuple, what="lo que devuelve causal_attention")
-O_tuya, A_tuya = resultado
-check_close(A_tuya[1], [0.501, 0.499, 0.0, 0.0], atol=1e-3, what="A[banco]",
-            hint="banco ve a El y a sí misma; el resto de su fila debe quedar a 0")
-check_close(A_tuya, A_esperada, atol=1e-4, what="la matriz A del libro",
-            hint="¿divides por √d_k? ¿la máscara va antes de la softmax?")
-check_close(O_tuya, O_esperada, atol=1e-4, what="la salida O = AV del libro", hint="O = A @ V, no A @ K")
-check_close(np.triu(A_tuya, k=1), np.zeros((4, 4)), atol=0, what="el triángulo superior de A")
-check_close(O_tuya[0], V_libro[0], atol=1e-12, what="la salida de «El»", hint="el primer token solo se ve a sí mismo")
+with reference_blocked(*REFERENCIAS):
+    resultado = checked_call(causal_attention, Q_libro, K_libro, V_libro)
+    check_type(resultado, tuple, what="lo que devuelve causal_attention")
+    check_equal(len(resultado), 2, what="elementos de lo que devuelve causal_attention", hint="(O, A)")
+    O_tuya, A_tuya = resultado
+    check_array(O_tuya, what="O", dtype="float", shape=(4, 2))
+    check_array(A_tuya, what="A", dtype="float", shape=(4, 4))
+    check_close(A_tuya[1], [0.501, 0.499, 0.0, 0.0], atol=1e-3, what="A[banco]",
+                hint="banco ve a El y a sí misma; el resto de su fila debe quedar a 0")
+    check_close(A_tuya, A_esperada, atol=1e-4, what="la matriz A del libro",
+                hint="¿divides por √d_k? ¿la máscara va antes de la softmax?")
+    check_close(O_tuya, O_esperada, atol=1e-4, what="la salida O = AV del libro", hint="O = A @ V, no A @ K")
+    check_close(np.triu(A_tuya, k=1), np.zeros((4, 4)), atol=0, what="el triángulo superior de A")
+    check_close(O_tuya[0], V_libro[0], atol=1e-6, what="la salida de «El»", hint="el primer token solo se ve a sí mismo")
 ok("A y O del libro reproducidas")
 ### BEGIN HIDDEN TESTS
 with hidden("causal_attention: valores grandes, d_v distinto de d_k, lotes y perturbaciones del futuro"):
     rng_t = np.random.default_rng(1304)
     casos = []
-    for lote, n, d_k, d_v in [((), 6, 16, 5), ((), 9, 3, 3), ((2,), 5, 8, 4), ((2, 3), 7, 4, 6), ((), 1, 4, 2)]:
-        Qh = rng_t.normal(0, 3, size=(*lote, n, d_k))
-        Kh = rng_t.normal(0, 3, size=(*lote, n, d_k))
-        Vh = rng_t.normal(0, 1, size=(*lote, n, d_v))
-        casos.append((Qh, Kh, Vh, *AT.causal_attention(Qh, Kh, Vh)))
+    for lote, n, d_k, d_v, escala in [((), 6, 16, 5, 3), ((), 9, 3, 3, 3), ((2,), 5, 8, 4, 3), ((2, 3), 7, 4, 6, 3),
+                                      ((), 1, 4, 2, 3), ((2,), 6, 8, 3, 40)]:
+        casos.append((rng_t.normal(0, escala, size=(*lote, n, d_k)), rng_t.normal(0, escala, size=(*lote, n, d_k)),
+                      rng_t.normal(0, 1, size=(*lote, n, d_v)), escala))
+    casos.append((rng_t.normal(size=(4, 3)).astype(np.float32), rng_t.normal(size=(4, 3)).astype(np.float32),
+                  rng_t.normal(size=(4, 2)).astype(np.float32), 1))
+    esperados = [AT.causal_attention(Qh, Kh, Vh) for Qh, Kh, Vh, _ in casos]
     with reference_blocked(*REFERENCIAS):
-        for Qh, Kh, Vh, O_ref, A_ref in casos:
-            O_h, A_h = causal_attention(Qh, Kh, Vh)
-            check_close(A_h, A_ref, atol=1e-8)
-            check_close(O_h, O_ref, atol=1e-8)
+        for (Qh, Kh, Vh, escala), (O_ref, A_ref) in zip(casos, esperados):
+            O_h, A_h = checked_call(causal_attention, Qh, Kh, Vh)
+            check_array(A_h, dtype="float", shape=A_ref.shape)
+            tol = 1e-6 if escala <= 3 else 1e-4
+            check_close(A_h, A_ref, rtol=1e-5, atol=tol)
+            check_close(O_h, O_ref, rtol=1e-5, atol=tol)
         # Cambiar los tokens 4, 5, ... no puede cambiar las salidas de los tokens 0 a 3.
         Qh, Kh, Vh = casos[0][:3]
         Qp, Kp, Vp = Qh.copy(), Kh.copy(), Vh.copy()
         for M_h in (Qp, Kp, Vp):
             M_h[4:] += rng_t.normal(0, 10, size=M_h[4:].shape)
-        check_close(causal_attention(Qp, Kp, Vp)[0][:4], causal_attention(Qh, Kh, Vh)[0][:4], atol=1e-10)
+        check_close(checked_call(causal_attention, Qp, Kp, Vp)[0][:4], checked_call(causal_attention, Qh, Kh, Vh)[0][:4],
+                    atol=1e-8)
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -531,7 +643,7 @@ print("¿cambian las salidas de las cuatro primeras palabras?", not np.allclose(
 print("¿cambia la de la última?                            ", not np.allclose(O_otra[4], O_frase[4], atol=1e-6))
 
 # %% [markdown]
-# ## 6. Varias cabezas: mirar relaciones distintas a la vez
+# ## 6. Multi-cabeza: separar, atender y volver a juntar
 #
 # Una sola matriz de atención tiene que resumir en un único reparto de pesos todas las relaciones que
 # importan: qué artículo va con qué sustantivo, a quién se refiere un pronombre, qué paréntesis cierra cuál.
@@ -562,10 +674,73 @@ print("cabeza 0 con un reshape directo:\n", mal[0], "\n  ← ¡el token 1 aparec
 # Tras la atención se deshace el camino (trasponer a `(n, H, d_v)` y `reshape` a `(n, H·d_v)`), y `W_O`, de
 # forma `(H·d_v, d_model)`, mezcla lo que ha encontrado cada cabeza.
 #
-# ### Ejercicio 5 · `multi_head_attention` (3 puntos)
+# ### Ejercicio 5 · `split_heads`, encuentra el error (1 punto · dificultad ★★☆ · ~10 min)
+#
+# `split_heads(M, n_heads)` debe convertir un array `(..., n, n_heads·d)` en `(..., n_heads, n, d)`: la cabeza `h`
+# recibe, de **cada** token, sus columnas `h·d … (h+1)·d − 1`. Devuelve un **array de NumPy** sin modificar `M` y
+# lanza `ValueError` si `n_heads` no divide el número de columnas. La versión de la celda tiene la forma correcta
+# y, sin embargo, mezcla tokens: corrígela.
+
+# %% nbgrader={"grade_id": "split_heads", "solution": true}
+def split_heads(M, n_heads):
+    """(..., n, n_heads·d) -> (..., n_heads, n, d): las columnas de cada token, repartidas por cabezas."""
+    M = np.asarray(M, dtype=float)
+    *lote, n, columnas = M.shape
+    if columnas % n_heads != 0:
+        raise ValueError(f"{n_heads} cabezas no dividen {columnas} columnas")
+    ### BEGIN SOLUTION
+    return np.swapaxes(M.reshape(*lote, n, n_heads, columnas // n_heads), -3, -2)
+    ### END SOLUTION
+    ### BEGIN BUGGY
+    # return M.reshape(*lote, n_heads, n, columnas // n_heads)
+    ### END BUGGY
+
+
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# Repite a mano el ejemplo de `indices` de arriba con la función de la celda: ¿qué fila de `indices` aparece
+# en la cabeza 0?
+#
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# Primero `reshape` a `(..., n, n_heads, d)`, que solo parte las columnas de cada token, y después
+# `np.swapaxes(..., -3, -2)` para poner las cabezas delante de los tokens.
+#
+# </details>
+
+# %% nbgrader={"grade_id": "test_split_heads", "grade": true, "points": 1}
+# Comprobación del ejercicio 5 · valores exactos (solo se mueven números).
+with reference_blocked(*REFERENCIAS):
+    cabezas_t = checked_call(split_heads, np.arange(12.0).reshape(3, 4), 2)
+    check_array(cabezas_t, what="split_heads de 3 tokens × 4 columnas en 2 cabezas", shape=(2, 3, 2))
+    check_close(cabezas_t[0], [[0, 1], [4, 5], [8, 9]], atol=0, what="la cabeza 0",
+                hint="la cabeza 0 son las columnas 0-1 de CADA token: [0, 1], [4, 5], [8, 9]")
+    check_close(cabezas_t[1], [[2, 3], [6, 7], [10, 11]], atol=0, what="la cabeza 1")
+    check_raises(lambda: split_heads(np.zeros((3, 4)), 3), ValueError, what="3 cabezas con 4 columnas")
+ok("cada cabeza recibe sus columnas de cada token")
+### BEGIN HIDDEN TESTS
+with hidden("split_heads: lotes, una cabeza y listas"):
+    rng_t = np.random.default_rng(1309)
+    casos = [(rng_t.normal(size=(5, 12)), 3), (rng_t.normal(size=(2, 4, 8)), 4), (rng_t.normal(size=(2, 2, 3, 6)), 2),
+             (rng_t.normal(size=(4, 6)), 1), (rng_t.normal(size=(3, 6)), 6), (rng_t.normal(size=(2, 4)).tolist(), 2)]
+    esperados = [AT.split_heads(M_c, h_c) for M_c, h_c in casos]
+    with reference_blocked(*REFERENCIAS):
+        for (M_c, h_c), esperado in zip(casos, esperados):
+            obtenido = checked_call(split_heads, M_c, h_c)
+            check_array(obtenido, shape=esperado.shape)
+            check_close(obtenido, esperado, rtol=1e-6, atol=1e-7)
+        check_raises(lambda: split_heads(np.zeros((2, 3, 10)), 4), ValueError)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ### Ejercicio 6 · `multi_head_attention` (3 puntos · dificultad ★★★ · ~25 min)
 #
 # Escribe `multi_head_attention(X, W_Q, W_K, W_V, W_O, n_heads, causal=True)`, que devuelve la salida
-# `(..., n, d_out)` (solo la salida, no los pesos):
+# `(..., n, d_out)` (solo la salida, no los pesos), un **array de NumPy de floats**, sin modificar sus entradas.
+# Puedes usar tu `split_heads`:
 #
 # - `X` es `(..., n, d_model)` (acepta lotes); `W_Q` y `W_K` son `(d_model, n_heads · d_head)`, `W_V` es
 #   `(d_model, n_heads · d_v)` (puede ser `d_v ≠ d_head`) y `W_O` es `(n_heads · d_v, d_out)`;
@@ -594,38 +769,62 @@ def multi_head_attention(X, W_Q, W_K, W_V, W_O, n_heads, causal=True):
     ### END SOLUTION
 
 
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# Cuatro pasos: separa las cabezas de `X @ W_Q`, `X @ W_K` y `X @ W_V` con `split_heads`; haz la atención en las
+# cuatro dimensiones a la vez (tus funciones aceptan lotes: las cabezas son un eje de lote más); junta las
+# cabezas; multiplica por `W_O`.
+#
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# Para juntar: `np.swapaxes(salida, -3, -2)` deja `(..., n, H, d_v)`, y `reshape(*forma[:-2], -1)` lo aplana a
+# `(..., n, H·d_v)`. Sin máscara (`causal=False`), las puntuaciones van directas a la softmax.
+#
+# </details>
+
 # %% nbgrader={"grade_id": "test_multi_head_attention", "grade": true, "points": 3}
-# Comprobación del ejercicio 5
+# Comprobación del ejercicio 6 · tolerancia: 1e-6 frente al cálculo cabeza a cabeza; en los casos aleatorios,
+# rtol 1e-5 y un atol proporcional al tamaño de la salida (float32 también vale).
 rng_v = np.random.default_rng(5)
 W_Q2, W_K2, W_V2, W_O2 = (rng_v.normal(0, 1, size=(4, 4)) for _ in range(4))
-salida = multi_head_attention(X_frase, W_Q2, W_K2, W_V2, W_O2, n_heads=2)
-check_shape(salida, (5, 4), what="multi_head_attention de la frase con 2 cabezas")
-# Una sola cabeza es la atención de antes seguida de W_O.
+# Una sola cabeza es la atención de antes seguida de W_O; con dos, cada cabeza usa las columnas 0-1 y 2-3.
 una = AT.causal_attention(X_frase @ W_Q2, X_frase @ W_K2, X_frase @ W_V2)[0] @ W_O2
-check_close(multi_head_attention(X_frase, W_Q2, W_K2, W_V2, W_O2, n_heads=1), una, atol=1e-9,
-            what="multi-cabeza con n_heads = 1", hint="con una cabeza, d_head = d_model")
-# Dos cabezas, calculadas una a una con las columnas 0-1 y 2-3.
 cabeza_0 = AT.causal_attention(X_frase @ W_Q2[:, :2], X_frase @ W_K2[:, :2], X_frase @ W_V2[:, :2])[0]
 cabeza_1 = AT.causal_attention(X_frase @ W_Q2[:, 2:], X_frase @ W_K2[:, 2:], X_frase @ W_V2[:, 2:])[0]
-check_close(salida, np.concatenate([cabeza_0, cabeza_1], axis=1) @ W_O2, atol=1e-9,
-            what="multi-cabeza con n_heads = 2",
-            hint="cabeza h = columnas h·d_head … (h+1)·d_head − 1; reshape y después transpose")
+sin_mascara = AT.multi_head_attention(X_frase, W_Q2, W_K2, W_V2, W_O2, 2, causal=False)
+with reference_blocked(*REFERENCIAS):
+    salida = checked_call(multi_head_attention, X_frase, W_Q2, W_K2, W_V2, W_O2, n_heads=2)
+    check_array(salida, what="multi_head_attention de la frase con 2 cabezas", dtype="float", shape=(5, 4))
+    check_close(checked_call(multi_head_attention, X_frase, W_Q2, W_K2, W_V2, W_O2, n_heads=1), una, atol=1e-6,
+                what="multi-cabeza con n_heads = 1", hint="con una cabeza, d_head = d_model")
+    check_close(salida, np.concatenate([cabeza_0, cabeza_1], axis=1) @ W_O2, atol=1e-6,
+                what="multi-cabeza con n_heads = 2",
+                hint="cabeza h = columnas h·d_head … (h+1)·d_head − 1; reshape y después transpose")
+    check_close(checked_call(multi_head_attention, X_frase, W_Q2, W_K2, W_V2, W_O2, n_heads=2, causal=False),
+                sin_mascara, atol=1e-6, what="multi-cabeza con causal=False", hint="sin máscara: cada token ve a todos")
 ok("las dos cabezas de la frase coinciden con el cálculo cabeza a cabeza")
 ### BEGIN HIDDEN TESTS
 with hidden("multi_head_attention: más cabezas, lotes, d_v distinto y sin máscara"):
     rng_t = np.random.default_rng(1305)
     casos = []
-    for lote, n, d_model, H, d_head, d_v, d_out, causal in [
-        ((), 6, 16, 4, 4, 4, 16, True), ((2,), 7, 12, 3, 2, 5, 10, True),
-        ((), 5, 8, 2, 6, 3, 8, False), ((2, 2), 4, 6, 6, 1, 2, 6, True),
+    for lote, n, d_model, H, d_head, d_v, d_out, causal, escala in [
+        ((), 6, 16, 4, 4, 4, 16, True, 2), ((2,), 7, 12, 3, 2, 5, 10, True, 2),
+        ((), 5, 8, 2, 6, 3, 8, False, 2), ((2, 2), 4, 6, 6, 1, 2, 6, True, 2), ((2,), 5, 8, 2, 4, 4, 8, True, 25),
     ]:
-        Xh = rng_t.normal(0, 2, size=(*lote, n, d_model))
+        Xh = rng_t.normal(0, escala, size=(*lote, n, d_model))
         pesos_h = (rng_t.normal(size=(d_model, H * d_head)), rng_t.normal(size=(d_model, H * d_head)),
                    rng_t.normal(size=(d_model, H * d_v)), rng_t.normal(size=(H * d_v, d_out)))
-        casos.append((Xh, pesos_h, H, causal, AT.multi_head_attention(Xh, *pesos_h, H, causal=causal)))
+        casos.append((Xh, pesos_h, H, causal, escala))
+    esperados = [AT.multi_head_attention(Xh, *pesos_h, H, causal=causal) for Xh, pesos_h, H, causal, _ in casos]
     with reference_blocked(*REFERENCIAS):
-        for Xh, pesos_h, H, causal, esperado in casos:
-            check_close(multi_head_attention(Xh, *pesos_h, H, causal=causal), esperado, atol=1e-8)
+        for (Xh, pesos_h, H, causal, escala), esperado in zip(casos, esperados):
+            obtenido = checked_call(multi_head_attention, Xh, *pesos_h, H, causal=causal)
+            check_array(obtenido, dtype="float", shape=esperado.shape)
+            tol = (1e-5 if escala <= 3 else 1e-4) * max(1.0, float(np.abs(esperado).max()))  # float32, a escala
+            check_close(obtenido, esperado, rtol=1e-5, atol=tol)
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -646,7 +845,7 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# ## 7. Cuando las cabezas comparten claves y valores: GQA y MQA
+# ## 7. GQA y MQA: menos claves y valores que consultas
 #
 # Al generar, el modelo guarda las claves y los valores de todos los tokens anteriores (la caché KV de la
 # sección 8). Con atención multi-cabeza completa (**MHA**) cada cabeza tiene los suyos, y esa memoria crece con
@@ -664,14 +863,14 @@ plt.show()
 # 1. En NumPy eso es `np.repeat(k, H // H_kv, axis=...)` (repetir cada una seguida), no `np.tile` (que daría
 # 0, 1, 0, 1).
 #
-# ### Ejercicio 6 · `grouped_query_attention` (2 puntos)
+# ### Ejercicio 7 · `grouped_query_attention` (2 puntos · dificultad ★★★ · ~20 min)
 #
 # Escribe `grouped_query_attention(X, W_Q, W_K, W_V, W_O, n_heads, n_kv_heads, causal=True)`:
 #
 # - como `multi_head_attention`, pero `W_K` es `(d_model, n_kv_heads · d_head)` y `W_V`
 #   `(d_model, n_kv_heads · d_v)`, y la cabeza de consulta `h` usa la cabeza de clave/valor
 #   `h // (n_heads // n_kv_heads)`;
-# - si `n_kv_heads` no divide a `n_heads`, lanza `ValueError`.
+# - si `n_kv_heads` no divide a `n_heads`, lanza `ValueError`; devuelve un **array de NumPy de floats**.
 #
 # Con `n_kv_heads = n_heads` tiene que dar lo mismo que `multi_head_attention`; con `n_kv_heads = 1` es MQA.
 
@@ -701,38 +900,65 @@ def grouped_query_attention(X, W_Q, W_K, W_V, W_O, n_heads, n_kv_heads, causal=T
     ### END SOLUTION
 
 
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# Separa `Q` en `n_heads` cabezas y `K`, `V` en `n_kv_heads`; después repite cada cabeza de clave/valor
+# `n_heads // n_kv_heads` veces **seguidas** en el eje de las cabezas y sigue como en la multi-cabeza.
+#
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# `np.repeat(k, grupo, axis=-3)` da el orden 0, 0, 1, 1, …; `np.tile` daría 0, 1, 0, 1, … (la convención de
+# otro modelo). Valida primero: `if n_heads % n_kv_heads != 0: raise ValueError(...)`.
+#
+# </details>
+
 # %% nbgrader={"grade_id": "test_grouped_query_attention", "grade": true, "points": 2}
-# Comprobación del ejercicio 6
+# Comprobación del ejercicio 7 · tolerancia: 1e-6 frente a la multi-cabeza equivalente; en los casos aleatorios,
+# rtol 1e-5 y un atol proporcional al tamaño de la salida.
 rng_v = np.random.default_rng(6)
 X_g = rng_v.normal(0, 1, size=(5, 8))
 W_Qg, W_Og = rng_v.normal(size=(8, 8)), rng_v.normal(size=(8, 8))
 W_Kg, W_Vg = rng_v.normal(size=(8, 8)), rng_v.normal(size=(8, 8))
-check_close(grouped_query_attention(X_g, W_Qg, W_Kg, W_Vg, W_Og, 4, 4),
-            AT.multi_head_attention(X_g, W_Qg, W_Kg, W_Vg, W_Og, 4), atol=1e-9,
-            what="GQA con n_kv_heads = n_heads (es MHA)")
 W_K1, W_V1 = W_Kg[:, :2], W_Vg[:, :2]  # MQA: una sola cabeza de clave/valor (d_head = 2)
-check_close(grouped_query_attention(X_g, W_Qg, W_K1, W_V1, W_Og, 4, 1),
-            AT.multi_head_attention(X_g, W_Qg, np.tile(W_K1, 4), np.tile(W_V1, 4), W_Og, 4), atol=1e-9,
-            what="MQA (n_kv_heads = 1)", hint="las cuatro consultas usan la misma clave y el mismo valor")
-check_raises(lambda: grouped_query_attention(X_g, W_Qg, W_Kg[:, :6], W_Vg[:, :6], W_Og, 4, 3), ValueError,
-             what="grouped_query_attention con 4 cabezas y 3 de clave/valor")
+mha_g = AT.multi_head_attention(X_g, W_Qg, W_Kg, W_Vg, W_Og, 4)
+mqa_g = AT.multi_head_attention(X_g, W_Qg, np.tile(W_K1, 4), np.tile(W_V1, 4), W_Og, 4)
+W_K2g, W_V2g = W_Kg[:, :4], W_Vg[:, :4]  # GQA: 2 cabezas de clave/valor para 4 consultas
+gqa_g = AT.multi_head_attention(X_g, W_Qg, np.repeat(W_K2g.reshape(8, 2, 2), 2, axis=1).reshape(8, 8),
+                                np.repeat(W_V2g.reshape(8, 2, 2), 2, axis=1).reshape(8, 8), W_Og, 4)
+with reference_blocked(*REFERENCIAS):
+    salida_g = checked_call(grouped_query_attention, X_g, W_Qg, W_Kg, W_Vg, W_Og, 4, 4)
+    check_array(salida_g, what="grouped_query_attention con 4 cabezas", dtype="float", shape=(5, 8))
+    check_close(salida_g, mha_g, atol=1e-6, what="GQA con n_kv_heads = n_heads (es MHA)")
+    check_close(checked_call(grouped_query_attention, X_g, W_Qg, W_K1, W_V1, W_Og, 4, 1), mqa_g, atol=1e-6,
+                what="MQA (n_kv_heads = 1)", hint="las cuatro consultas usan la misma clave y el mismo valor")
+    check_close(checked_call(grouped_query_attention, X_g, W_Qg, W_K2g, W_V2g, W_Og, 4, 2), gqa_g, atol=1e-6,
+                what="GQA con 2 cabezas de clave/valor",
+                hint="las consultas 0 y 1 usan la clave/valor 0, y la 2 y la 3 la 1: np.repeat, no np.tile")
+    check_raises(lambda: grouped_query_attention(X_g, W_Qg, W_Kg[:, :6], W_Vg[:, :6], W_Og, 4, 3), ValueError,
+                 what="grouped_query_attention con 4 cabezas y 3 de clave/valor")
 ok("MHA y MQA son los dos extremos de GQA")
 ### BEGIN HIDDEN TESTS
-with hidden("grouped_query_attention: grupos intermedios, lotes y d_v distinto"):
+with hidden("grouped_query_attention: grupos intermedios, lotes, d_v distinto y valores grandes"):
     rng_t = np.random.default_rng(1306)
     casos = []
-    for lote, n, d_model, H, H_kv, d_head, d_v, causal in [
-        ((), 6, 12, 6, 2, 2, 2, True), ((2,), 5, 12, 6, 3, 2, 3, True), ((), 7, 8, 4, 2, 3, 2, False),
-        ((2,), 4, 8, 8, 4, 1, 2, True),
+    for lote, n, d_model, H, H_kv, d_head, d_v, causal, escala in [
+        ((), 6, 12, 6, 2, 2, 2, True, 2), ((2,), 5, 12, 6, 3, 2, 3, True, 2), ((), 7, 8, 4, 2, 3, 2, False, 2),
+        ((2,), 4, 8, 8, 4, 1, 2, True, 2), ((), 6, 8, 4, 2, 4, 4, True, 25),
     ]:
-        Xh = rng_t.normal(0, 2, size=(*lote, n, d_model))
+        Xh = rng_t.normal(0, escala, size=(*lote, n, d_model))
         pesos_h = (rng_t.normal(size=(d_model, H * d_head)), rng_t.normal(size=(d_model, H_kv * d_head)),
                    rng_t.normal(size=(d_model, H_kv * d_v)), rng_t.normal(size=(H * d_v, d_model)))
-        casos.append((Xh, pesos_h, H, H_kv, causal,
-                      AT.grouped_query_attention(Xh, *pesos_h, H, H_kv, causal=causal)))
+        casos.append((Xh, pesos_h, H, H_kv, causal, escala))
+    esperados = [AT.grouped_query_attention(Xh, *pesos_h, H, H_kv, causal=causal) for Xh, pesos_h, H, H_kv, causal, _ in casos]
     with reference_blocked(*REFERENCIAS):
-        for Xh, pesos_h, H, H_kv, causal, esperado in casos:
-            check_close(grouped_query_attention(Xh, *pesos_h, H, H_kv, causal=causal), esperado, atol=1e-8)
+        for (Xh, pesos_h, H, H_kv, causal, escala), esperado in zip(casos, esperados):
+            obtenido = checked_call(grouped_query_attention, Xh, *pesos_h, H, H_kv, causal=causal)
+            check_array(obtenido, dtype="float", shape=esperado.shape)
+            tol = (1e-5 if escala <= 3 else 1e-4) * max(1.0, float(np.abs(esperado).max()))  # float32, a escala
+            check_close(obtenido, esperado, rtol=1e-5, atol=tol)
         check_raises(lambda: grouped_query_attention(casos[0][0], *casos[0][1], 6, 4), ValueError)
 ### END HIDDEN TESTS
 
@@ -759,7 +985,7 @@ plt.show()
 # Con 8 cabezas de clave/valor, como Llama 3 8B, la caché es 4 veces más pequeña que con MHA: la diferencia
 # entre que quepan 4 conversaciones largas en la GPU o quepa una.
 #
-# ## 8. De Q, K, V a la caché KV
+# ## 8. La caché KV: generar sin recalcular
 #
 # Al generar, el modelo produce un token, lo añade y vuelve a calcular. Recalcularlo todo en cada paso sería
 # tirar trabajo: gracias a la máscara causal, las claves y los valores de los tokens anteriores **no cambian**
@@ -773,16 +999,18 @@ plt.show()
 # No hace falta máscara: el token nuevo es el último, y todo lo que hay en la caché es pasado o él mismo. Sin
 # máscara causal este truco sería imposible, porque cada token nuevo cambiaría la salida de los anteriores.
 #
-# ### Ejercicio 7 · `KVCache` y `decode_step` (3 puntos)
+# ### Ejercicio 8 · `KVCache` y `decode_step` (3 puntos · dificultad ★★★ · ~25 min)
 #
 # Completa la clase `KVCache` (una cabeza, una secuencia) y la función `decode_step`:
 #
 # - `KVCache()` empieza vacía; `cache.append(k, v)` guarda la clave `k` (vector `(d_k,)`) y el valor `v`
 #   (vector `(d_v,)`) de un token; `len(cache)` es el número de tokens guardados; `cache.keys` y `cache.values`
-#   devuelven matrices `(t, d_k)` y `(t, d_v)` con lo guardado, en orden;
+#   devuelven **arrays de NumPy** `(t, d_k)` y `(t, d_v)` con lo guardado, en orden (copias: modificarlas no
+#   cambia la caché);
 # - `decode_step(x_t, cache, W_Q, W_K, W_V)` recibe el vector `x_t` `(d_model,)` del token nuevo, calcula su
 #   `q`, `k`, `v`, añade `k` y `v` a la caché y devuelve la salida de la atención de ese token, un vector
-#   `(d_v,)`.
+#   `(d_v,)` (un array de NumPy de floats). Es la única función del lab que **debe** modificar una entrada: la
+#   caché.
 #
 # Después de `t` pasos, las salidas tienen que ser las filas `0 … t−1` de la atención causal de la secuencia
 # completa.
@@ -836,46 +1064,72 @@ def decode_step(x_t, cache, W_Q, W_K, W_V):
     ### END SOLUTION
 
 
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# La caché puede guardar dos listas de Python (una de claves, otra de valores) y convertirlas en matriz con
+# `np.array(...)` cuando alguien pide `keys` o `values`. En `decode_step`, añade **antes** de atender: el token
+# nuevo también se mira a sí mismo.
+#
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# `q, k, v = x_t @ W_Q, x_t @ W_K, x_t @ W_V`; `cache.append(k, v)`; `s = cache.keys @ q / np.sqrt(q.shape[-1])`;
+# softmax estable de `s`; y `return pesos @ cache.values`. No hace falta máscara: todo lo guardado es pasado.
+#
+# </details>
+
 # %% nbgrader={"grade_id": "test_kv_cache", "grade": true, "points": 3}
-# Comprobación del ejercicio 7
+# Comprobación del ejercicio 8 · tolerancias: 1e-4 frente a la tabla del libro; 1e-6 frente a la atención
+# completa (rtol 1e-5 en los casos aleatorios). La caché se pasa con `modifiable(...)`: es lo único que puede cambiar.
 # Truco: si cada "token" es la fila [q | k | v] del libro, unas proyecciones que solo seleccionan columnas
 # reproducen exactamente el Q, K y V del capítulo.
 X_qkv = np.hstack([Q_libro, K_libro, V_libro])  # (4, 6)
 seleccion = np.eye(6)
-cache = KVCache()
-check_equal(len(cache), 0, what="len de una caché recién creada")
-salidas = []
-for t in range(4):
-    salidas.append(decode_step(X_qkv[t], cache, seleccion[:, 0:2], seleccion[:, 2:4], seleccion[:, 4:6]))
-    check_equal(len(cache), t + 1, what=f"len(cache) después de {t + 1} paso(s)")
-check_close(np.array(salidas), O_esperada, atol=1e-4, what="las salidas paso a paso del libro",
-            hint="añade k y v a la caché ANTES de atender: el token se mira también a sí mismo")
-check_close(cache.keys, K_libro, atol=1e-12, what="cache.keys tras 4 pasos")
-check_close(cache.values, V_libro, atol=1e-12, what="cache.values tras 4 pasos", hint="¿guardas también v?")
-cache = KVCache()
-paso_a_paso = np.array([decode_step(x, cache, W_Q, W_K, W_V) for x in X_frase])
-check_close(paso_a_paso, AT.attention_from_X(X_frase, W_Q, W_K, W_V)[0], atol=1e-10,
-            what="la frase decodificada token a token frente a la atención causal completa")
+completa_frase = AT.attention_from_X(X_frase, W_Q, W_K, W_V)[0]
+with reference_blocked(*REFERENCIAS):
+    cache = checked_call(KVCache)
+    check_equal(len(cache), 0, what="len de una caché recién creada")
+    salidas = []
+    for t in range(4):
+        salidas.append(checked_call(decode_step, X_qkv[t], modifiable(cache), seleccion[:, 0:2], seleccion[:, 2:4],
+                                    seleccion[:, 4:6]))
+        check_array(salidas[-1], what=f"la salida del paso {t + 1}", dtype="float", shape=(2,))
+        check_equal(len(cache), t + 1, what=f"len(cache) después de {t + 1} paso(s)")
+    check_close(np.array(salidas), O_esperada, atol=1e-4, what="las salidas paso a paso del libro",
+                hint="añade k y v a la caché ANTES de atender: el token se mira también a sí mismo")
+    check_array(cache.keys, what="cache.keys", shape=(4, 2))
+    check_close(cache.keys, K_libro, atol=1e-6, what="cache.keys tras 4 pasos")
+    check_close(cache.values, V_libro, atol=1e-6, what="cache.values tras 4 pasos", hint="¿guardas también v?")
+    cache = checked_call(KVCache)
+    paso_a_paso = np.array([checked_call(decode_step, x, modifiable(cache), W_Q, W_K, W_V) for x in X_frase])
+    check_close(paso_a_paso, completa_frase, atol=1e-6,
+                what="la frase decodificada token a token frente a la atención causal completa")
 ok("la caché KV da lo mismo que recalcularlo todo")
 ### BEGIN HIDDEN TESTS
-with hidden("KVCache y decode_step: secuencias largas, valores grandes y d_v distinto"):
+with hidden("KVCache y decode_step: secuencias largas, valores grandes, d_v distinto y copias"):
     rng_t = np.random.default_rng(1307)
     casos = []
-    for n, d_model, d_k, d_v in [(12, 6, 4, 3), (8, 5, 16, 7), (1, 3, 2, 2)]:
-        Xh = rng_t.normal(0, 3, size=(n, d_model))
+    for n, d_model, d_k, d_v, escala in [(12, 6, 4, 3, 3), (8, 5, 16, 7, 3), (1, 3, 2, 2, 3), (6, 4, 4, 2, 30)]:
+        Xh = rng_t.normal(0, escala, size=(n, d_model))
         pesos_h = (rng_t.normal(size=(d_model, d_k)), rng_t.normal(size=(d_model, d_k)), rng_t.normal(size=(d_model, d_v)))
-        casos.append((Xh, pesos_h, AT.attention_from_X(Xh, *pesos_h)[0]))
+        casos.append((Xh, pesos_h, escala, AT.attention_from_X(Xh, *pesos_h)[0]))
     with reference_blocked(*REFERENCIAS):
-        for Xh, pesos_h, esperado in casos:
-            cache_h = KVCache()
+        for Xh, pesos_h, escala, esperado in casos:
+            cache_h = checked_call(KVCache)
             filas = []
             for t in range(len(Xh)):
-                filas.append(decode_step(Xh[t], cache_h, *pesos_h))
+                filas.append(checked_call(decode_step, Xh[t], modifiable(cache_h), *pesos_h))
                 check_equal(len(cache_h), t + 1)
                 check_shape(cache_h.keys, (t + 1, pesos_h[1].shape[1]))
                 check_shape(cache_h.values, (t + 1, pesos_h[2].shape[1]))
-            check_close(np.array(filas), esperado, atol=1e-9)
-            check_close(cache_h.values, Xh @ pesos_h[2], atol=1e-9)
+            check_close(np.array(filas), esperado, rtol=1e-5, atol=1e-6 if escala <= 3 else 1e-4)
+            check_close(cache_h.values, Xh @ pesos_h[2], rtol=1e-5, atol=1e-6)
+        # Lo que devuelven keys y values son copias: modificarlas no estropea la caché.
+        claves = cache_h.keys
+        claves[...] = 0.0
+        check_close(cache_h.keys, casos[-1][0] @ casos[-1][1][1], rtol=1e-5, atol=1e-6)
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -920,11 +1174,11 @@ print(f"tras {PASOS_DECODIFICACION} tokens: {sin_cache[-1]} productos sin caché
 # por token de la otra secuencia. No tiene sentido enmascararla: la otra secuencia está completa desde el
 # principio.
 #
-# ### Ejercicio 8 · `cross_attention` (2 puntos)
+# ### Ejercicio 9 · `cross_attention` (2 puntos · dificultad ★★☆ · ~10 min)
 #
 # Escribe `cross_attention(X_q, Y_kv, W_Q, W_K, W_V)`, que devuelve `(O, A)`: las consultas salen de `X_q`
 # `(..., n_x, d_x)` y las claves y los valores de `Y_kv` `(..., n_y, d_y)`; sin máscara. `A` tiene forma
-# `(..., n_x, n_y)` y `O`, `(..., n_x, d_v)`.
+# `(..., n_x, n_y)` y `O`, `(..., n_x, d_v)`: dos arrays de NumPy de floats.
 
 # %% nbgrader={"grade_id": "cross_attention", "solution": true}
 def cross_attention(X_q, Y_kv, W_Q, W_K, W_V):
@@ -940,35 +1194,57 @@ def cross_attention(X_q, Y_kv, W_Q, W_K, W_V):
     ### END SOLUTION
 
 
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# Es la atención de siempre con `Q = X_q W_Q`, `K = Y_kv W_K` y `V = Y_kv W_V`, y sin máscara. La matriz `A`
+# ya no es cuadrada.
+#
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# Calcula las tres proyecciones y después `S = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k)`, softmax estable por
+# filas y `return A @ V, A`. Con tu `softmax_rows` son tres líneas.
+#
+# </details>
+
 # %% nbgrader={"grade_id": "test_cross_attention", "grade": true, "points": 2}
-# Comprobación del ejercicio 8
+# Comprobación del ejercicio 9 · tolerancia: 1e-6 (rtol 1e-5 en los casos aleatorios; 1e-4 con valores enormes).
 # Un traductor de juguete: tres tokens de la traducción ("The bank approved") miran la frase original.
 rng_v = np.random.default_rng(8)
 X_destino = rng_v.normal(0, 1, size=(3, 4))
 W_Qc, W_Kc, W_Vc = rng_v.normal(size=(4, 2)), rng_v.normal(size=(4, 2)), rng_v.normal(size=(4, 3))
-O_c, A_c = cross_attention(X_destino, X_frase, W_Qc, W_Kc, W_Vc)
-check_shape(A_c, (3, 5), what="A de la atención cruzada", hint="una fila por consulta, una columna por palabra original")
-check_shape(O_c, (3, 3), what="O de la atención cruzada")
-check_close(np.sum(A_c, axis=-1), np.ones(3), atol=1e-9, what="la suma de cada fila de A")
-check_true(np.all(np.asarray(A_c) > 0), "en la atención cruzada no hay máscara: ningún peso es cero")
 O_ref, A_ref = AT.scaled_dot_product_attention(X_destino @ W_Qc, X_frase @ W_Kc, X_frase @ W_Vc)
-check_close(A_c, A_ref, atol=1e-9, what="los pesos de la atención cruzada")
-check_close(O_c, O_ref, atol=1e-9, what="la salida de la atención cruzada")
+with reference_blocked(*REFERENCIAS):
+    resultado_c = checked_call(cross_attention, X_destino, X_frase, W_Qc, W_Kc, W_Vc)
+    check_type(resultado_c, tuple, what="lo que devuelve cross_attention")
+    O_c, A_c = resultado_c
+    check_array(A_c, what="A de la atención cruzada", dtype="float", shape=(3, 5))
+    check_array(O_c, what="O de la atención cruzada", dtype="float", shape=(3, 3))
+    check_close(np.sum(A_c, axis=-1), np.ones(3), atol=1e-6, what="la suma de cada fila de A")
+    check_true(np.all(np.asarray(A_c) > 0), "en la atención cruzada no hay máscara: ningún peso es cero")
+    check_close(A_c, A_ref, atol=1e-6, what="los pesos de la atención cruzada")
+    check_close(O_c, O_ref, atol=1e-6, what="la salida de la atención cruzada")
 ok("la traducción mira toda la frase original")
 ### BEGIN HIDDEN TESTS
 with hidden("cross_attention: secuencias de igual longitud, lotes y valores grandes"):
     rng_t = np.random.default_rng(1308)
     casos = []
-    for lote, n_x, n_y, d_x, d_y, d_k, d_v in [((), 5, 5, 4, 4, 3, 2), ((2,), 3, 7, 5, 6, 8, 4), ((), 6, 2, 3, 9, 16, 5)]:
-        Xh = rng_t.normal(0, 3, size=(*lote, n_x, d_x))
-        Yh = rng_t.normal(0, 3, size=(*lote, n_y, d_y))
+    for lote, n_x, n_y, d_x, d_y, d_k, d_v, escala in [((), 5, 5, 4, 4, 3, 2, 3), ((2,), 3, 7, 5, 6, 8, 4, 3),
+                                                       ((), 6, 2, 3, 9, 16, 5, 3), ((2,), 4, 6, 4, 4, 4, 3, 25)]:
+        Xh = rng_t.normal(0, escala, size=(*lote, n_x, d_x))
+        Yh = rng_t.normal(0, escala, size=(*lote, n_y, d_y))
         pesos_h = (rng_t.normal(size=(d_x, d_k)), rng_t.normal(size=(d_y, d_k)), rng_t.normal(size=(d_y, d_v)))
-        casos.append((Xh, Yh, pesos_h, *AT.cross_attention(Xh, Yh, *pesos_h)))
+        casos.append((Xh, Yh, pesos_h, escala))
+    esperados = [AT.cross_attention(Xh, Yh, *pesos_h) for Xh, Yh, pesos_h, _ in casos]
     with reference_blocked(*REFERENCIAS):
-        for Xh, Yh, pesos_h, O_ref, A_ref in casos:
-            O_h, A_h = cross_attention(Xh, Yh, *pesos_h)
-            check_close(A_h, A_ref, atol=1e-8)
-            check_close(O_h, O_ref, atol=1e-8)
+        for (Xh, Yh, pesos_h, escala), (O_e, A_e) in zip(casos, esperados):
+            O_h, A_h = checked_call(cross_attention, Xh, Yh, *pesos_h)
+            check_array(A_h, dtype="float", shape=A_e.shape)
+            tol = 1e-6 if escala <= 3 else 1e-3
+            check_close(A_h, A_e, rtol=1e-5, atol=tol)
+            check_close(O_h, O_e, rtol=1e-5, atol=tol)
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -993,12 +1269,14 @@ plt.show()
 # Los modelos reales no usan NumPy, pero la cuenta es idéntica. En PyTorch los tensores de atención suelen
 # tener forma `[lote, cabezas, n, d]`; la máscara se aplica con `masked_fill` (poniendo `−∞` donde está
 # prohibido mirar) y `torch.softmax(..., dim=-1)` normaliza cada fila. Aquí sí se puede usar un `−∞` de
-# verdad: la fila de cada token siempre tiene al menos una posición permitida (él mismo).
+# verdad: la fila de cada token siempre tiene al menos una posición permitida (él mismo). Fíjate en la convención:
+# para `masked_fill`, `True` significa **tapar**; para SDPA (lab 02), `True` significa **puede mirar**.
 #
-# ### Ejercicio 9 · `causal_attention_torch` (2 puntos)
+# ### Ejercicio 10 · `causal_attention_torch` (2 puntos · dificultad ★★☆ · ~15 min)
 #
 # Escribe `causal_attention_torch(q, k, v)`: la atención causal con tensores de PyTorch de forma
-# `[..., n, d]`. Devuelve la tupla `(salida, pesos)` de tensores. No uses
+# `[..., n, d]`. Devuelve la tupla `(salida, pesos)` de **tensores de PyTorch** del mismo `dtype` que la entrada
+# (float32 o float64), sin modificar las entradas. No uses
 # `torch.nn.functional.scaled_dot_product_attention`: justo después la usaremos para contrastar el resultado.
 
 # %% nbgrader={"grade_id": "causal_attention_torch", "solution": true}
@@ -1013,34 +1291,56 @@ def causal_attention_torch(q, k, v):
     ### END SOLUTION
 
 
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# Las mismas cuentas que en NumPy: `q @ k.transpose(-2, -1)`, `torch.triu(torch.ones(n, n, dtype=torch.bool),
+# diagonal=1)` marca el futuro y `masked_fill(futuro, float("-inf"))` lo tapa.
+#
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# `pesos = torch.softmax(puntuaciones.masked_fill(futuro, float("-inf")), dim=-1)` y
+# `return pesos @ v, pesos`. No uses `.numpy()` ni cambies el dtype: trabaja con tensores de principio a fin.
+#
+# </details>
+
 # %% nbgrader={"grade_id": "test_causal_attention_torch", "grade": true, "points": 2}
-# Comprobación del ejercicio 9
+# Comprobación del ejercicio 10 · tolerancias: 1e-4 frente a la tabla del libro; en los casos aleatorios 1e-9 en
+# float64 y 1e-5 en float32.
 q_t, k_t, v_t = (torch.tensor(M, dtype=torch.float64) for M in (Q_libro, K_libro, V_libro))
-resultado = causal_attention_torch(q_t, k_t, v_t)
-check_type(resultado, tuple, what="lo que devuelve causal_attention_torch")
-salida_t, pesos_t = resultado
-check_type(salida_t, torch.Tensor, what="la salida")
-check_type(pesos_t, torch.Tensor, what="los pesos")
-check_close(pesos_t, A_esperada, atol=1e-4, what="los pesos del libro en PyTorch")
-check_close(salida_t, O_esperada, atol=1e-4, what="la salida del libro en PyTorch")
+with reference_blocked(*REFERENCIAS):
+    resultado = checked_call(causal_attention_torch, q_t, k_t, v_t)
+    check_type(resultado, tuple, what="lo que devuelve causal_attention_torch")
+    salida_t, pesos_t = resultado
+    check_tensor(salida_t, what="la salida", dtype="float", shape=(4, 2))
+    check_tensor(pesos_t, what="los pesos", dtype="float", shape=(4, 4))
+    check_true(salida_t.dtype == torch.float64, "con entradas float64 la salida debe seguir en float64",
+               hint="no conviertas a float32 ni a NumPy por el camino")
+    check_close(pesos_t, A_esperada, atol=1e-4, what="los pesos del libro en PyTorch")
+    check_close(salida_t, O_esperada, atol=1e-4, what="la salida del libro en PyTorch")
 ok("PyTorch reproduce la tabla del libro")
 ### BEGIN HIDDEN TESTS
-with hidden("causal_attention_torch: lotes con cabezas, float32 y d_v distinto"):
+with hidden("causal_attention_torch: lotes con cabezas, float32, valores grandes y d_v distinto"):
     gen = torch.Generator().manual_seed(1309)
     casos = []
-    for forma_qk, d_v, dtype in [((2, 3, 6, 8), 8, torch.float64), ((5, 4), 3, torch.float64),
-                                 ((2, 7, 16), 5, torch.float32)]:
-        qh = 3 * torch.randn(*forma_qk, generator=gen, dtype=dtype)
-        kh = 3 * torch.randn(*forma_qk, generator=gen, dtype=dtype)
+    for forma_qk, d_v, dtype, escala in [((2, 3, 6, 8), 8, torch.float64, 3.0), ((5, 4), 3, torch.float64, 3.0),
+                                         ((2, 7, 16), 5, torch.float32, 3.0), ((2, 6, 4), 3, torch.float64, 40.0)]:
+        qh = escala * torch.randn(*forma_qk, generator=gen, dtype=dtype)
+        kh = escala * torch.randn(*forma_qk, generator=gen, dtype=dtype)
         vh = torch.randn(*forma_qk[:-1], d_v, generator=gen, dtype=dtype)
         casos.append((qh, kh, vh, TF.scaled_dot_product_attention(qh, kh, vh, is_causal=True),
                       AT.causal_attention(qh.double().numpy(), kh.double().numpy(), vh.double().numpy())[1]))
     with reference_blocked(*REFERENCIAS):
         for qh, kh, vh, salida_ref, pesos_ref in casos:
-            salida_h, pesos_h = causal_attention_torch(qh, kh, vh)
-            tolerancia = 1e-9 if qh.dtype == torch.float64 else 1e-4
-            check_close(salida_h, salida_ref, atol=tolerancia)
-            check_close(pesos_h, pesos_ref, atol=tolerancia)
+            salida_h, pesos_h = checked_call(causal_attention_torch, qh, kh, vh)
+            check_tensor(salida_h, dtype="float", shape=salida_ref.shape)
+            check_tensor(pesos_h, dtype="float", shape=pesos_ref.shape)
+            check_true(salida_h.dtype == qh.dtype, "mismo dtype que la entrada")
+            tolerancia = 1e-9 if qh.dtype == torch.float64 else 1e-5
+            check_close(salida_h, salida_ref, atol=tolerancia, rtol=1e-6)
+            check_close(pesos_h, pesos_ref, atol=tolerancia, rtol=1e-6)
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -1065,7 +1365,7 @@ def iguales(a, b, tolerancia=1e-12):
 
 
 # Una cabeza: la frase de cinco palabras con SDPA.
-a_tensor = lambda M: torch.from_numpy(M)[None, None]  # noqa: E731  [lote, cabezas, n, d]
+a_tensor = lambda M: torch.tensor(M)[None, None]  # noqa: E731  [lote, cabezas, n, d] (una copia)
 sdpa = TF.scaled_dot_product_attention(a_tensor(Q_frase), a_tensor(K_frase), a_tensor(V_frase), is_causal=True)
 print("NumPy frente a SDPA (una cabeza):                  ", iguales(sdpa[0, 0], O_frase))
 
@@ -1075,7 +1375,7 @@ capa = LM.CausalSelfAttention(config, layer_idx=0).double().eval()
 with torch.no_grad():
     for lineal, W in ((capa.q_proj, W_Q4), (capa.k_proj, W_K4), (capa.v_proj, W_V4), (capa.o_proj, W_O4)):
         lineal.weight.copy_(torch.from_numpy(W.T))
-    x_frase = torch.from_numpy(X_frase)[None]  # [lote = 1, n = 5, d_model = 4]
+    x_frase = torch.tensor(X_frase)[None]  # [lote = 1, n = 5, d_model = 4]
     salida_legible, pesos_capa = capa(x_frase, need_weights=True)  # softmax explícita, guarda los pesos
     salida_rapida, _ = capa(x_frase)  # la misma capa, con SDPA por dentro
 O_mh, A_mh = AT.multi_head_attention(X_frase, W_Q4, W_K4, W_V4, W_O4, 4, return_weights=True)
@@ -1085,7 +1385,7 @@ print("CausalSelfAttention con y sin SDPA:                ", iguales(salida_rapi
 print("forma de los pesos de la capa:", tuple(pesos_capa.shape), " [lote, cabezas, consulta, clave]")
 
 # %% [markdown]
-# ### Dentro de un Transformer completo
+# ### Dentro de un Transformer completo (opcional)
 #
 # Por último, un Transformer de `llmlab` de dos capas, recién inicializado (sin entrenar), procesa los IDs de
 # la frase del capítulo 02, `[42, 981, 774, 42, 1503]`. Con `return_attention=True` devuelve los pesos de
@@ -1124,7 +1424,9 @@ plt.show()
 # ## 11. Errores frecuentes
 #
 # Cada tropiezo del capítulo aparece aquí escrito y en marcha, y la misma clase de comprobación que corrige tus
-# ejercicios lo caza. Son, precisamente, los casos que buscan las pruebas ocultas.
+# ejercicios lo caza. Son, precisamente, los casos que buscan las pruebas ocultas. Dos ya los has arreglado tú: la
+# máscara que tapa también la diagonal (ejercicio 2) y las cabezas separadas con un `reshape` sin `transpose`
+# (ejercicio 5).
 
 # %%
 detecta = show_caught  # ejecuta una comprobación que DEBE fallar y enseña cómo falla
@@ -1154,48 +1456,32 @@ mal = AT.softmax_rows(Q_g @ K_g.T + AT.causal_mask(6))
 print(f"d_k = 64: peso máximo medio por fila {bien.max(-1).mean():.2f} con √d_k y {mal.max(-1).mean():.2f} sin él")
 detecta("sin √d_k con d_k = 64", lambda: check_close(mal, bien, atol=1e-3, what="A"))
 
-# 4. Máscara con k=0 (o `<=` en vez de `<`): tapa también la diagonal; «El» no puede verse ni a sí mismo.
-mascara_k0 = np.triu(np.full((4, 4), -1e9), k=0)
-detecta("máscara que tapa la diagonal", lambda: check_close(
-    softmax_estable(S_libro + mascara_k0)[0], [1, 0, 0, 0], atol=1e-3, what="A[El]"))
-
-# 5. tril en vez de triu: se tapa el pasado y se deja ver el futuro.
+# 4. tril en vez de triu: se tapa el pasado y se deja ver el futuro.
 detecta("tril en vez de triu", lambda: check_close(
     softmax_estable(S_libro + np.tril(np.full((4, 4), -1e9), k=-1)), A_libro, atol=1e-3, what="A"))
 
-# 6. Poner ceros DESPUÉS de la softmax sin volver a normalizar: las filas ya no suman 1.
+# 5. Poner ceros DESPUÉS de la softmax sin volver a normalizar: las filas ya no suman 1.
 A_ceros = np.tril(softmax_estable(S_libro))
 print("sumas de las filas con ceros después:", np.round(A_ceros.sum(-1), 4))
 detecta("ceros después de la softmax", lambda: check_close(A_ceros.sum(-1), np.ones(4), atol=1e-3, what="sumas"))
 
-# 7. Softmax por columnas (axis=0) o de la matriz entera.
+# 6. Softmax por columnas (axis=0) o de la matriz entera.
 detecta("softmax por columnas", lambda: check_close(
     softmax_estable(S_libro + mascara_4, eje=0), A_libro, atol=1e-3, what="A"))
 e_todo = np.exp(S_libro + mascara_4 - (S_libro + mascara_4).max())
 detecta("softmax de toda la matriz", lambda: check_close(e_todo / e_todo.sum(), A_libro, atol=1e-3, what="A"))
 
-# 8. Mezclar las claves en vez de los valores (A @ K), o quedarse con el token más atendido (atención dura).
+# 7. Mezclar las claves en vez de los valores (A @ K), o quedarse con el token más atendido (atención dura).
 detecta("A @ K en vez de A @ V", lambda: check_close(A_libro @ K_libro, O_libro, atol=1e-3, what="O"))
 O_dura = V_libro[A_libro.argmax(axis=-1)]
 detecta("atención dura (argmax)", lambda: check_close(O_dura[1], O_libro[1], atol=1e-3, what="O[banco]"))
 
-# 9. Saltarse las proyecciones (Q = K = X): las puntuaciones salen simétricas.
+# 8. Saltarse las proyecciones (Q = K = X): las puntuaciones salen simétricas.
 S_sin_proyectar = AT.attention_scores(X_frase, X_frase)
 detecta("Q = K = X", lambda: check_true(not np.allclose(S_sin_proyectar, S_sin_proyectar.T),
                                         "S no debería ser simétrica"))
 
-# 10. Separar cabezas con un reshape sin transpose.
-def cabezas_sin_transpose(X, W_Q, W_K, W_V, W_O, H):
-    n = X.shape[0]
-    q, k, v = ((X @ W).reshape(H, n, -1) for W in (W_Q, W_K, W_V))  # mezcla tokens entre cabezas
-    juntas = AT.causal_attention(q, k, v)[0]
-    return np.swapaxes(juntas, 0, 1).reshape(n, -1) @ W_O
-
-
-detecta("reshape sin transpose", lambda: check_close(
-    cabezas_sin_transpose(X_frase, W_Q4, W_K4, W_V4, W_O4, 4), O_mh, atol=1e-3, what="multi-cabeza"))
-
-# 11. GQA con np.tile: la cabeza 1 usa la clave/valor 1 en vez de la 0.
+# 9. GQA con np.tile: la cabeza 1 usa la clave/valor 1 en vez de la 0.
 rng_e = np.random.default_rng(SEMILLA + 12)
 X_e, W_Qe, W_Oe = rng_e.normal(size=(5, 8)), rng_e.normal(size=(8, 8)), rng_e.normal(size=(8, 8))
 W_Ke, W_Ve = rng_e.normal(size=(2, 8, 4))  # 2 cabezas de clave/valor de tamaño 2
@@ -1205,12 +1491,12 @@ W_Ve_tile = np.hstack([W_Ve[:, 0:2], W_Ve[:, 2:4], W_Ve[:, 0:2], W_Ve[:, 2:4]])
 gqa_tile = AT.multi_head_attention(X_e, W_Qe, W_Ke_tile, W_Ve_tile, W_Oe, 4)
 detecta("GQA con tile", lambda: check_close(gqa_tile, gqa_bien, atol=1e-3, what="GQA"))
 
-# 12. Un −∞ literal en una fila totalmente tapada: −∞ − (−∞) = nan.
+# 10. Un −∞ literal en una fila totalmente tapada: −∞ − (−∞) = nan.
 with np.errstate(invalid="ignore"):
     A_nan = softmax_estable(S_libro + np.triu(np.full((4, 4), -np.inf), k=0))
 detecta("−∞ literal con una fila tapada", lambda: check_close(A_nan[0], [1, 0, 0, 0], atol=1e-3, what="A[El]"))
 
-# 13. Una caché que guarda las claves pero no los valores (usa solo el v del token nuevo).
+# 11. Una caché que guarda las claves pero no los valores (usa solo el v del token nuevo).
 salidas_sin_v = []
 claves = []
 for x in X_frase:
@@ -1228,7 +1514,7 @@ detecta("caché sin valores", lambda: check_close(np.array(salidas_sin_v), O_fra
 #   mezcló información, no que ese token «explique» la respuesta: el resultado depende de decenas de capas,
 #   de cabezas y de los MLP.
 #
-# ## 12. Pregunta para razonar (corrección manual)
+# ## 12. Pregunta para razonar (corrección manual · 3 puntos · ~15 min)
 #
 # Un compañero propone ahorrarse la máscara: «calculo la softmax normal y después pongo a cero el triángulo
 # superior de `A`; total, sale una matriz triangular igual».
@@ -1239,6 +1525,11 @@ detecta("caché sin valores", lambda: check_close(np.array(salidas_sin_v), O_fra
 # no `−∞`? (c) ¿Qué variante (autoatención, autoatención enmascarada o atención cruzada) usa cada uno de estos:
 # BERT, GPT, el decodificador de un traductor cuando consulta la frase original, y un modelo de visión y
 # lenguaje cuando el texto mira los parches de la imagen?
+#
+# **Rúbrica (3 puntos):** (a) 1 punto: la fila de «banco» suma 0.4747, su salida encoge, y el denominador sigue
+# incluyendo el futuro (si «préstamo» cambia, cambia «banco»: ya no es causal); (b) 1 punto: `e^{−∞} = 0` hace que
+# cada fila se normalice solo sobre lo permitido, y `−1e9` evita el `nan` de una fila tapada entera; (c) 1 punto: las
+# cuatro variantes bien asignadas (medio punto si hay un fallo). Más de 10 líneas resta medio punto.
 
 # %% [markdown] nbgrader={"grade_id": "respuesta_mascara", "solution": true, "grade": true, "points": 3}
 # ### BEGIN SOLUTION
@@ -1261,15 +1552,16 @@ detecta("caché sin valores", lambda: check_close(np.array(salidas_sin_v), O_fra
 # %% [markdown]
 # ## Resumen
 #
-# - Q, K y V son tres proyecciones aprendidas de la misma entrada: `Q = XW_Q`, `K = XW_K`, `V = XW_V`. Que
-#   `W_Q ≠ W_K` es lo que da dirección a las relaciones.
+# - Consultas, claves y valores salen de la misma `X` con tres matrices aprendidas: `Q = XW_Q`, `K = XW_K`,
+#   `V = XW_V`. Que `W_Q ≠ W_K` es lo que da dirección a las relaciones.
 # - Las puntuaciones `S = QKᵀ/√d_k` comparan cada consulta con cada clave; el `√d_k` evita que la softmax se
 #   sature cuando las cabezas son grandes.
-# - La máscara causal (0 hasta la diagonal, `−1e9` encima) se suma **antes** de la softmax por filas, que debe
-#   ser estable. En el libro, `A[banco] = [0.501, 0.499, 0, 0]` y `O[préstamo] = [0.383, 0.231]`.
+# - La máscara causal aditiva (0 hasta la diagonal, `−1e9` encima) se suma **antes** de la softmax por filas, que
+#   debe ser estable; es la misma que la booleana «puede mirar» del lab 02. En el libro, `A[banco] = [0.501, 0.499, 0, 0]` y `O[préstamo] = [0.383, 0.231]`.
 # - `O = AV`: Q y K deciden cuánto se mira, V decide qué se lleva. La primera salida es su propio valor y
 #   ninguna salida cambia si cambia un token posterior.
-# - Multi-cabeza: `reshape` + `transpose` para separar las cabezas, atención en cada una, concatenar y `W_O`.
+# - Multi-cabeza: `reshape` + `transpose` para separar las cabezas (un `reshape` solo mezcla tokens), atención en
+#   cada una, concatenar y `W_O`.
 #   GQA y MQA comparten claves y valores entre consultas (cabeza `h` → grupo `h // (H/H_kv)`) y dividen la
 #   caché KV: de 16 GiB a 4 GiB con 32k tokens en un modelo tipo Llama 3 8B.
 # - La caché KV existe gracias a la máscara: cada paso calcula solo `q, k, v` del token nuevo y da exactamente

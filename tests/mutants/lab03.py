@@ -1,4 +1,5 @@
-"""Wrong implementations of lab 03's exercises, taken from chapter 03's common mistakes.
+"""Wrong implementations of lab 03's exercises: chapter 03's common mistakes and the families every lab covers
+(in-place changes, boundaries, return types, numerical stability, ignored optional arguments, missing errors).
 
 Each must lose points: at least one test cell of its exercise has to fail. REFERENCES names the
 llmlab function that does the same job (with the aliases the lab's setup cell imports); the
@@ -18,6 +19,7 @@ REFERENCES = {
     "decode_step": "AT.decode_step",
     "cross_attention": "AT.cross_attention",
     "causal_attention_torch": "AT.causal_attention",
+    "split_heads": "AT.split_heads",
 }
 
 # A correct KVCache, shared by the decode_step mutants (only decode_step is wrong there).
@@ -413,3 +415,244 @@ def decode_step(x_t, cache, W_Q, W_K, W_V):
     return (w @ v).numpy(), w.numpy()"""),
     },
 }
+
+_MORE = {
+    "attention_scores": {
+        "escala Q en su sitio (Q /= √d_k)": """
+def attention_scores(Q, K):
+    Q = np.asarray(Q)
+    Q /= np.sqrt(Q.shape[-1])
+    return Q @ np.swapaxes(np.asarray(K, dtype=float), -1, -2)
+""",
+        "devuelve una lista": """
+def attention_scores(Q, K):
+    Q = np.asarray(Q, dtype=float)
+    return (Q @ np.swapaxes(np.asarray(K, dtype=float), -1, -2) / np.sqrt(Q.shape[-1])).tolist()
+""",
+        "calcula en float16": """
+def attention_scores(Q, K):
+    Q = np.asarray(Q, dtype=np.float16)
+    return Q @ np.swapaxes(np.asarray(K, dtype=np.float16), -1, -2) / np.float16(np.sqrt(Q.shape[-1]))
+""",
+        "no acepta listas (Q.shape de una lista)": """
+def attention_scores(Q, K):
+    return Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+""",
+    },
+    "causal_mask": {
+        "devuelve una lista": """
+def causal_mask(n, neg=-1e9):
+    return np.triu(np.full((n, n), float(neg)), k=1).tolist()
+""",
+        "enteros (dtype int)": """
+def causal_mask(n, neg=-1e9):
+    return np.triu(np.full((n, n), int(max(neg, -1e9)), dtype=np.int64), k=1)
+""",
+        "la diagonal de abajo tapada (k=-1)": """
+def causal_mask(n, neg=-1e9):
+    return np.triu(np.full((n, n), float(neg)), k=-1)
+""",
+    },
+    "softmax_rows": {
+        "resta el máximo en su sitio": """
+def softmax_rows(S):
+    S = np.asarray(S)
+    S -= S.max(axis=-1, keepdims=True)
+    e = np.exp(S)
+    return e / e.sum(axis=-1, keepdims=True)
+""",
+        "máximo global (de toda la matriz)": """
+def softmax_rows(S):
+    S = np.asarray(S, dtype=float)
+    e = np.exp(S - S.max())
+    return e / e.sum(axis=-1, keepdims=True)
+""",
+        "devuelve una lista": """
+def softmax_rows(S):
+    S = np.asarray(S, dtype=float)
+    e = np.exp(S - S.max(axis=-1, keepdims=True))
+    return (e / e.sum(axis=-1, keepdims=True)).tolist()
+""",
+        "calcula en float16": """
+def softmax_rows(S):
+    S = np.asarray(S, dtype=np.float16)
+    e = np.exp(S - S.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+""",
+    },
+    "causal_attention": {
+        "escala Q en su sitio": _CAUSAL.replace("Q = np.asarray(Q, dtype=float)", "Q = np.asarray(Q)").format(body="""Q /= np.sqrt(d_k)
+    S = Q @ np.swapaxes(K, -1, -2) + np.triu(np.full((n, n), -1e9), k=1)
+    A = np.exp(S - S.max(axis=-1, keepdims=True))
+    A = A / A.sum(axis=-1, keepdims=True)
+    return A @ V, A"""),
+        "máximo global (de todo el lote)": _CAUSAL.format(body="""S = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k) + np.triu(np.full((n, n), -1e9), k=1)
+    A = np.exp(S - S.max())
+    A = A / A.sum(axis=-1, keepdims=True)
+    return A @ V, A"""),
+        "máscara de -100 (insuficiente con puntuaciones grandes)": _CAUSAL.format(body="""S = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k) + np.triu(np.full((n, n), -100.0), k=1)
+    A = np.exp(S - S.max(axis=-1, keepdims=True))
+    A = A / A.sum(axis=-1, keepdims=True)
+    return A @ V, A"""),
+        "devuelve listas": _CAUSAL.format(body="""S = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k) + np.triu(np.full((n, n), -1e9), k=1)
+    A = np.exp(S - S.max(axis=-1, keepdims=True))
+    A = A / A.sum(axis=-1, keepdims=True)
+    return (A @ V).tolist(), A.tolist()"""),
+    },
+    "split_heads": {
+        "el código de la celda: reshape sin transpose": """
+def split_heads(M, n_heads):
+    M = np.asarray(M, dtype=float)
+    *lote, n, columnas = M.shape
+    if columnas % n_heads != 0:
+        raise ValueError
+    return M.reshape(*lote, n_heads, n, columnas // n_heads)
+""",
+        "transpose fijo (1, 0, 2): solo sin lote": """
+def split_heads(M, n_heads):
+    M = np.asarray(M, dtype=float)
+    *lote, n, columnas = M.shape
+    if columnas % n_heads != 0:
+        raise ValueError
+    return M.reshape(*lote, n, n_heads, columnas // n_heads).transpose(1, 0, 2)
+""",
+        "np.split y np.stack en el eje 0": """
+def split_heads(M, n_heads):
+    M = np.asarray(M, dtype=float)
+    if M.shape[-1] % n_heads != 0:
+        raise ValueError
+    return np.stack(np.split(M, n_heads, axis=-1))
+""",
+        "cambia la forma de M en su sitio": """
+def split_heads(M, n_heads):
+    M = np.asarray(M)
+    *lote, n, columnas = M.shape
+    if columnas % n_heads != 0:
+        raise ValueError
+    M.shape = (*lote, n, n_heads, columnas // n_heads)
+    return np.swapaxes(M, -3, -2).astype(float)
+""",
+        "cabezas entrelazadas (columnas h, h+H, ...)": """
+def split_heads(M, n_heads):
+    M = np.asarray(M, dtype=float)
+    *lote, n, columnas = M.shape
+    if columnas % n_heads != 0:
+        raise ValueError
+    return np.swapaxes(M.reshape(*lote, n, columnas // n_heads, n_heads), -1, -2).swapaxes(-3, -2)
+""",
+        "devuelve una lista de cabezas": """
+def split_heads(M, n_heads):
+    M = np.asarray(M, dtype=float)
+    if M.shape[-1] % n_heads != 0:
+        raise ValueError
+    return [c for c in np.swapaxes(M.reshape(*M.shape[:-1], n_heads, -1), -3, -2)]
+""",
+    },
+    "multi_head_attention": {
+        "máximo global": _mha().replace("e = np.exp(S - S.max(axis=-1, keepdims=True))", "e = np.exp(S - S.max())"),
+        "vacía X al terminar (modifica la entrada)": _mha(out="salida = juntas.reshape(*juntas.shape[:-2], -1) @ W_O\n"
+                                                            "    X[...] = 0.0\n    return salida").replace(
+            "X = np.asarray(X, dtype=float)", "X = np.asarray(X)"),
+        "devuelve también los pesos": _mha(out="return juntas.reshape(*juntas.shape[:-2], -1) @ W_O, e / e.sum(axis=-1, keepdims=True)"),
+        "calcula en float16": _mha().replace("X = np.asarray(X, dtype=float)", "X = np.asarray(X, dtype=np.float16)"),
+    },
+    "grouped_query_attention": {
+        "ignora causal (siempre enmascara)": _gqa().replace("if causal:", "if True:"),
+        "máximo global": _gqa().replace("e = np.exp(S - S.max(axis=-1, keepdims=True))", "e = np.exp(S - S.max())"),
+        "grupo = n_kv_heads // n_heads (repite 0 veces)": _gqa(check='if n_heads % n_kv_heads != 0:\n        raise ValueError("n_kv_heads")',
+                                                               expand_k="np.repeat(separa(X @ W_K, n_kv_heads), max(n_kv_heads // n_heads, 1), axis=-3)",
+                                                               expand_v="np.repeat(separa(X @ W_V, n_kv_heads), max(n_kv_heads // n_heads, 1), axis=-3)"),
+    },
+    "kv_cache": {
+        "keys y values devuelven el almacén interno (no copias)": """
+class KVCache:
+    def __init__(self):
+        self._k = None
+        self._v = None
+
+    def append(self, k, v):
+        k, v = np.asarray(k, dtype=float)[None], np.asarray(v, dtype=float)[None]
+        self._k = k if self._k is None else np.concatenate([self._k, k])
+        self._v = v if self._v is None else np.concatenate([self._v, v])
+
+    def __len__(self):
+        return 0 if self._k is None else len(self._k)
+
+    @property
+    def keys(self):
+        return self._k
+
+    @property
+    def values(self):
+        return self._v
+
+
+def decode_step(x_t, cache, W_Q, W_K, W_V):
+    x_t = np.asarray(x_t, dtype=float)
+    q, k, v = x_t @ W_Q, x_t @ W_K, x_t @ W_V
+    cache.append(k, v)
+    s = cache.keys @ q / np.sqrt(q.shape[-1])
+    w = np.exp(s - s.max())
+    return (w / w.sum()) @ cache.values
+""",
+        "softmax sin restar el máximo": _KV_CACHE + """
+def decode_step(x_t, cache, W_Q, W_K, W_V):
+    x_t = np.asarray(x_t, dtype=float)
+    q, k, v = x_t @ W_Q, x_t @ W_K, x_t @ W_V
+    cache.append(k, v)
+    s = cache.keys @ q / np.sqrt(q.shape[-1])
+    w = np.exp(s)
+    return (w / w.sum()) @ cache.values
+""",
+        "devuelve una lista": _KV_CACHE + """
+def decode_step(x_t, cache, W_Q, W_K, W_V):
+    x_t = np.asarray(x_t, dtype=float)
+    q, k, v = x_t @ W_Q, x_t @ W_K, x_t @ W_V
+    cache.append(k, v)
+    s = cache.keys @ q / np.sqrt(q.shape[-1])
+    w = np.exp(s - s.max())
+    return ((w / w.sum()) @ cache.values).tolist()
+""",
+    },
+    "cross_attention": {
+        "máximo global": _CROSS.format(body="""Q, K, V = X_q @ W_Q, Y_kv @ W_K, Y_kv @ W_V
+    S = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    e = np.exp(S - S.max())
+    A = e / e.sum(axis=-1, keepdims=True)
+    return A @ V, A"""),
+        "devuelve (A, O)": _CROSS.format(body="""Q, K, V = X_q @ W_Q, Y_kv @ W_K, Y_kv @ W_V
+    S = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    e = np.exp(S - S.max(axis=-1, keepdims=True))
+    A = e / e.sum(axis=-1, keepdims=True)
+    return A, A @ V"""),
+        "escala X_q en su sitio": _CROSS.replace("X_q = np.asarray(X_q, dtype=float)", "X_q = np.asarray(X_q)").format(body="""X_q /= 1.0
+    X_q *= np.sqrt(1.0 / np.sqrt(W_Q.shape[-1])) ** 2
+    Q, K, V = X_q @ W_Q, Y_kv @ W_K, Y_kv @ W_V
+    S = Q @ np.swapaxes(K, -1, -2)
+    e = np.exp(S - S.max(axis=-1, keepdims=True))
+    A = e / e.sum(axis=-1, keepdims=True)
+    return A @ V, A"""),
+    },
+    "causal_attention_torch": {
+        "pasa a float32 (pierde el dtype de la entrada)": _TORCH.format(body="""q, k, v = q.float(), k.float(), v.float()
+    s = q @ k.transpose(-2, -1) / math.sqrt(d_k)
+    s = s.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), float("-inf"))
+    w = torch.softmax(s, dim=-1)
+    return w @ v, w"""),
+        "escala q en su sitio (q.div_)": _TORCH.format(body="""q.div_(math.sqrt(d_k))
+    s = q @ k.transpose(-2, -1)
+    s = s.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), float("-inf"))
+    w = torch.softmax(s, dim=-1)
+    return w @ v, w"""),
+        "máscara con tril (tapa el pasado)": _TORCH.format(body="""s = q @ k.transpose(-2, -1) / math.sqrt(d_k)
+    s = s.masked_fill(torch.ones(n, n, dtype=torch.bool).tril(-1), float("-inf"))
+    w = torch.softmax(s, dim=-1)
+    return w @ v, w"""),
+        "devuelve una lista [salida, pesos]": _TORCH.format(body="""s = q @ k.transpose(-2, -1) / math.sqrt(d_k)
+    s = s.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), float("-inf"))
+    w = torch.softmax(s, dim=-1)
+    return [w @ v, w]"""),
+    },
+}
+for _answer, _extra in _MORE.items():
+    MUTANTS.setdefault(_answer, {}).update(_extra)

@@ -1,5 +1,6 @@
-"""Wrong implementations of lab 04's exercises, taken from chapter 04's common mistakes (M4.1-M4.5 and the
-extras of the syllabus).
+"""Wrong implementations of lab 04's exercises: chapter 04's common mistakes (M4.1-M4.5 and the extras of the
+syllabus) plus the families every lab covers (in-place changes, boundaries, return types, dtypes, ignored optional
+arguments, missing errors).
 
 Each must lose points: at least one test cell of its exercise has to fail. REFERENCES names the
 llmlab function that does the same job (an expression in the notebook's namespace: the setup cell
@@ -41,14 +42,16 @@ def sample_next_token(logits, temperature=1.0, top_k=None, top_p=None, min_p=Non
     return torch.multinomial(probs, num_samples=1, generator=generator).squeeze(-1)
 '''
 _FINAL_OK = '''
-def final_probs(logits, temperature=1.0, top_k=None, top_p=None, min_p=None):
-    scores = S.apply_temperature(logits, temperature)
+def final_probs(logits, temperature=1.0, top_k=None, top_p=None, min_p=None, temperature_last=False):
+    scores = logits if temperature_last else S.apply_temperature(logits, temperature)
     if top_k is not None:
         scores = S.top_k_filter(scores, top_k)
     if top_p is not None:
         scores = S.top_p_filter(scores, top_p)
     if min_p is not None:
         scores = S.min_p_filter(scores, min_p)
+    if temperature_last:
+        scores = S.apply_temperature(scores, temperature)
     return torch.softmax(scores, dim=-1)
 '''
 
@@ -570,3 +573,360 @@ def generate(logits_fn, prompt_ids, max_new_tokens, eos_id=None, **sampling):
 """,
     },
 }
+
+_MORE = {
+    "layer_norm": {
+        "resta la media en su sitio (x -= media)": """
+def layer_norm(x, gamma=None, beta=None, eps=1e-5):
+    x = np.asarray(x)
+    x -= x.mean(axis=-1, keepdims=True)
+    salida = x / np.sqrt((x**2).mean(axis=-1, keepdims=True) + eps)
+    if gamma is not None:
+        salida = salida * np.asarray(gamma, dtype=float)
+    if beta is not None:
+        salida = salida + np.asarray(beta, dtype=float)
+    return salida
+""",
+        "ignora eps (siempre 1e-5)": """
+def layer_norm(x, gamma=None, beta=None, eps=1e-5):
+    x = np.asarray(x, dtype=float)
+    c = x - x.mean(axis=-1, keepdims=True)
+    salida = c / np.sqrt((c**2).mean(axis=-1, keepdims=True) + 1e-5)
+    if gamma is not None:
+        salida = salida * np.asarray(gamma, dtype=float)
+    if beta is not None:
+        salida = salida + np.asarray(beta, dtype=float)
+    return salida
+""",
+        "beta solo si también hay gamma": """
+def layer_norm(x, gamma=None, beta=None, eps=1e-5):
+    x = np.asarray(x, dtype=float)
+    c = x - x.mean(axis=-1, keepdims=True)
+    salida = c / np.sqrt((c**2).mean(axis=-1, keepdims=True) + eps)
+    if gamma is not None:
+        salida = salida * np.asarray(gamma, dtype=float)
+        if beta is not None:
+            salida = salida + np.asarray(beta, dtype=float)
+    return salida
+""",
+        "devuelve una lista": """
+def layer_norm(x, gamma=None, beta=None, eps=1e-5):
+    x = np.asarray(x, dtype=float)
+    c = x - x.mean(axis=-1, keepdims=True)
+    salida = c / np.sqrt((c**2).mean(axis=-1, keepdims=True) + eps)
+    if gamma is not None:
+        salida = salida * np.asarray(gamma, dtype=float)
+    if beta is not None:
+        salida = salida + np.asarray(beta, dtype=float)
+    return salida.tolist()
+""",
+    },
+    "rms_norm": {
+        "el código de la celda: resta la media": """
+def rms_norm(x, gamma=None, eps=1e-5):
+    x = np.asarray(x, dtype=float)
+    centrada = x - x.mean(axis=-1, keepdims=True)
+    salida = centrada / np.sqrt((centrada**2).mean(axis=-1, keepdims=True) + eps)
+    if gamma is not None:
+        salida = salida * np.asarray(gamma, dtype=float)
+    return salida
+""",
+        "eps fuera de la raíz": """
+def rms_norm(x, gamma=None, eps=1e-5):
+    x = np.asarray(x, dtype=float)
+    salida = x / (np.sqrt((x**2).mean(axis=-1, keepdims=True)) + eps)
+    if gamma is not None:
+        salida = salida * np.asarray(gamma, dtype=float)
+    return salida
+""",
+        "divide x en su sitio": """
+def rms_norm(x, gamma=None, eps=1e-5):
+    x = np.asarray(x)
+    x /= np.sqrt((x**2).mean(axis=-1, keepdims=True) + eps)
+    if gamma is not None:
+        return x * np.asarray(gamma, dtype=float)
+    return x.astype(float)
+""",
+        "ignora eps": """
+def rms_norm(x, gamma=None, eps=1e-5):
+    x = np.asarray(x, dtype=float)
+    salida = x / np.sqrt((x**2).mean(axis=-1, keepdims=True) + 1e-5)
+    if gamma is not None:
+        salida = salida * np.asarray(gamma, dtype=float)
+    return salida
+""",
+    },
+    "mlp": {
+        "devuelve float en la cuenta": """
+def mlp(X, W1, b1, W2, b2):
+    return L.gelu(np.asarray(X, dtype=float) @ W1 + b1) @ W2 + b2
+
+def mlp_param_count(d, expansion=4, bias=True):
+    h = expansion * d
+    return float(2 * d * h + ((h + d) if bias else 0))
+""",
+        "vacía X al terminar (modifica la entrada)": """
+def mlp(X, W1, b1, W2, b2):
+    X = np.asarray(X)
+    salida = L.gelu(X @ W1 + b1) @ W2 + b2
+    X *= 0.0
+    return salida
+""" + _MLP_COUNT_OK,
+        "ignora expansion distinta de 4": """
+def mlp(X, W1, b1, W2, b2):
+    return L.gelu(np.asarray(X, dtype=float) @ W1 + b1) @ W2 + b2
+
+def mlp_param_count(d, expansion=4, bias=True):
+    h = expansion * d
+    return int(2 * d * h + ((h + d) if bias else 0)) if expansion == 4 else int(2 * d * 4 * d + 5 * d)
+""",
+    },
+    "apply_temperature": {
+        "divide en su sitio (logits /= T)": """
+def apply_temperature(logits, temperature):
+    if temperature <= 0:
+        raise ValueError
+    logits /= temperature
+    return logits
+""",
+        "solo rechaza T = 0": """
+def apply_temperature(logits, temperature):
+    if temperature == 0:
+        raise ValueError
+    return logits / temperature
+""",
+        "devuelve un array de NumPy": """
+def apply_temperature(logits, temperature):
+    if temperature <= 0:
+        raise ValueError
+    return (logits / temperature).numpy()
+""",
+        "pasa a float32 (pierde float64)": """
+def apply_temperature(logits, temperature):
+    if temperature <= 0:
+        raise ValueError
+    return logits.float() / temperature
+""",
+    },
+    "top_k_filter": {
+        "devuelve un array de NumPy": """
+def top_k_filter(logits, k, min_tokens_to_keep=1):
+    if k < 1:
+        raise ValueError
+    k = min(max(k, min_tokens_to_keep), logits.shape[-1])
+    umbral = torch.topk(logits, k, dim=-1).values[..., -1:]
+    return logits.masked_fill(logits < umbral, float("-inf")).numpy()
+""",
+        "acepta k negativo": """
+def top_k_filter(logits, k, min_tokens_to_keep=1):
+    if k == 0:
+        raise ValueError
+    k = min(max(k, min_tokens_to_keep), logits.shape[-1])
+    umbral = torch.topk(logits, k, dim=-1).values[..., -1:]
+    return logits.masked_fill(logits < umbral, float("-inf"))
+""",
+        "pasa a float32": """
+def top_k_filter(logits, k, min_tokens_to_keep=1):
+    if k < 1:
+        raise ValueError
+    logits = logits.float()
+    k = min(max(k, min_tokens_to_keep), logits.shape[-1])
+    umbral = torch.topk(logits, k, dim=-1).values[..., -1:]
+    return logits.masked_fill(logits < umbral, float("-inf"))
+""",
+        "min_tokens_to_keep recorta k en vez de subirlo": """
+def top_k_filter(logits, k, min_tokens_to_keep=1):
+    if k < 1:
+        raise ValueError
+    k = min(k, min_tokens_to_keep, logits.shape[-1]) if min_tokens_to_keep > 1 else min(k, logits.shape[-1])
+    umbral = torch.topk(logits, k, dim=-1).values[..., -1:]
+    return logits.masked_fill(logits < umbral, float("-inf"))
+""",
+    },
+    "top_p_filter": {
+        "el código de la celda: quita el token que cruza (acumulada >= p)": """
+def top_p_filter(logits, p, min_tokens_to_keep=1):
+    if not 0.0 <= p <= 1.0:
+        raise ValueError
+    probs = torch.softmax(logits, dim=-1)
+    ordenadas, indices = torch.sort(probs, descending=True, dim=-1)
+    acumulada = torch.cumsum(ordenadas, dim=-1)
+    quitar = acumulada >= p
+    quitar[..., :min_tokens_to_keep] = False
+    quitar = quitar.scatter(-1, indices, quitar)
+    return logits.masked_fill(quitar, float("-inf"))
+""",
+        "> en vez de >= (se queda un token de más cuando la masa es justa)": """
+def top_p_filter(logits, p, min_tokens_to_keep=1):
+    if not 0.0 <= p <= 1.0:
+        raise ValueError
+    probs = torch.softmax(logits, dim=-1)
+    ordenadas, indices = torch.sort(probs, descending=True, dim=-1)
+    quitar = torch.cumsum(ordenadas, dim=-1) - ordenadas > p
+    quitar[..., :min_tokens_to_keep] = False
+    quitar = quitar.scatter(-1, indices, quitar)
+    return logits.masked_fill(quitar, float("-inf"))
+""",
+        "modifica la entrada (masked_fill_)": """
+def top_p_filter(logits, p, min_tokens_to_keep=1):
+    if not 0.0 <= p <= 1.0:
+        raise ValueError
+    probs = torch.softmax(logits, dim=-1)
+    ordenadas, indices = torch.sort(probs, descending=True, dim=-1)
+    quitar = torch.cumsum(ordenadas, dim=-1) - ordenadas >= p
+    quitar[..., :min_tokens_to_keep] = False
+    quitar = quitar.scatter(-1, indices, quitar)
+    return logits.masked_fill_(quitar, float("-inf"))
+""",
+        "no valida p negativo": """
+def top_p_filter(logits, p, min_tokens_to_keep=1):
+    if p > 1.0:
+        raise ValueError
+    probs = torch.softmax(logits, dim=-1)
+    ordenadas, indices = torch.sort(probs, descending=True, dim=-1)
+    quitar = torch.cumsum(ordenadas, dim=-1) - ordenadas >= p
+    quitar[..., :min_tokens_to_keep] = False
+    quitar = quitar.scatter(-1, indices, quitar)
+    return logits.masked_fill(quitar, float("-inf"))
+""",
+    },
+    "min_p_filter": {
+        "modifica la entrada (masked_fill_)": """
+def min_p_filter(logits, min_p, min_tokens_to_keep=1):
+    if not 0.0 <= min_p <= 1.0:
+        raise ValueError
+    probs = torch.softmax(logits, dim=-1)
+    quitar = probs < min_p * probs.amax(dim=-1, keepdim=True)
+    mejores = torch.topk(probs, min(min_tokens_to_keep, probs.shape[-1]), dim=-1).indices
+    quitar = quitar.scatter(-1, mejores, False)
+    return logits.masked_fill_(quitar, float("-inf"))
+""",
+        "no valida min_p negativo": """
+def min_p_filter(logits, min_p, min_tokens_to_keep=1):
+    if min_p > 1.0:
+        raise ValueError
+    probs = torch.softmax(logits, dim=-1)
+    quitar = probs < min_p * probs.amax(dim=-1, keepdim=True)
+    mejores = torch.topk(probs, min(min_tokens_to_keep, probs.shape[-1]), dim=-1).indices
+    quitar = quitar.scatter(-1, mejores, False)
+    return logits.masked_fill(quitar, float("-inf"))
+""",
+        "pasa a float32": """
+def min_p_filter(logits, min_p, min_tokens_to_keep=1):
+    if not 0.0 <= min_p <= 1.0:
+        raise ValueError
+    logits = logits.float()
+    probs = torch.softmax(logits, dim=-1)
+    quitar = probs < min_p * probs.amax(dim=-1, keepdim=True)
+    mejores = torch.topk(probs, min(min_tokens_to_keep, probs.shape[-1]), dim=-1).indices
+    quitar = quitar.scatter(-1, mejores, False)
+    return logits.masked_fill(quitar, float("-inf"))
+""",
+    },
+    "sample_next_token": {
+        "ignora temperature_last (siempre el orden de transformers)": _FINAL_OK.replace(
+            "scores = logits if temperature_last else S.apply_temperature(logits, temperature)",
+            "scores = S.apply_temperature(logits, temperature)").replace(
+            "    if temperature_last:\n        scores = S.apply_temperature(scores, temperature)\n", "") + _SAMPLE_OK,
+        "temperature_last al revés": _FINAL_OK.replace("if temperature_last else", "if not temperature_last else").replace(
+            "    if temperature_last:\n        scores", "    if not temperature_last:\n        scores") + _SAMPLE_OK,
+        "con temperature_last calienta dos veces": _FINAL_OK.replace(
+            "scores = logits if temperature_last else S.apply_temperature(logits, temperature)",
+            "scores = S.apply_temperature(logits, temperature)") + _SAMPLE_OK,
+        "voraz devuelve un int de Python": _FINAL_OK + '''
+def sample_next_token(logits, temperature=1.0, top_k=None, top_p=None, min_p=None, greedy=False, generator=None):
+    if greedy:
+        return int(torch.argmax(logits))
+    probs = final_probs(logits, temperature, top_k, top_p, min_p)
+    return torch.multinomial(probs, num_samples=1, generator=generator).squeeze(-1)
+''',
+        "modifica los logits en su sitio (div_)": '''
+def final_probs(logits, temperature=1.0, top_k=None, top_p=None, min_p=None, temperature_last=False):
+    scores = logits
+    if not temperature_last:
+        scores = logits.div_(temperature)
+    if top_k is not None:
+        scores = S.top_k_filter(scores, top_k)
+    if top_p is not None:
+        scores = S.top_p_filter(scores, top_p)
+    if min_p is not None:
+        scores = S.min_p_filter(scores, min_p)
+    if temperature_last:
+        scores = scores / temperature
+    return torch.softmax(scores, dim=-1)
+''' + _SAMPLE_OK,
+        "devuelve probabilidades en NumPy": '''
+def final_probs(logits, temperature=1.0, top_k=None, top_p=None, min_p=None, temperature_last=False):
+    scores = logits if temperature_last else S.apply_temperature(logits, temperature)
+    if top_k is not None:
+        scores = S.top_k_filter(scores, top_k)
+    if top_p is not None:
+        scores = S.top_p_filter(scores, top_p)
+    if min_p is not None:
+        scores = S.min_p_filter(scores, min_p)
+    if temperature_last:
+        scores = S.apply_temperature(scores, temperature)
+    return torch.softmax(scores, dim=-1).numpy()
+''' + _SAMPLE_OK.replace("probs = final_probs(logits, temperature, top_k, top_p, min_p)",
+                         "probs = torch.as_tensor(final_probs(logits, temperature, top_k, top_p, min_p))"),
+    },
+    "generate": {
+        "devuelve un tensor": """
+def generate(logits_fn, prompt_ids, max_new_tokens, eos_id=None, **sampling):
+    ids = [int(t) for t in prompt_ids]
+    for _ in range(max_new_tokens):
+        siguiente = int(sample_next_token(logits_fn(ids), **sampling))
+        ids.append(siguiente)
+        if eos_id is not None and siguiente == eos_id:
+            break
+    return torch.tensor(ids)
+""",
+        "no convierte el prompt (tensores de 0 dimensiones en la lista)": """
+def generate(logits_fn, prompt_ids, max_new_tokens, eos_id=None, **sampling):
+    ids = list(prompt_ids)
+    for _ in range(max_new_tokens):
+        siguiente = int(sample_next_token(logits_fn(ids), **sampling))
+        ids.append(siguiente)
+        if eos_id is not None and siguiente == eos_id:
+            break
+    return ids
+""",
+        "no pasa los mandos a sample_next_token": """
+def generate(logits_fn, prompt_ids, max_new_tokens, eos_id=None, **sampling):
+    ids = [int(t) for t in prompt_ids]
+    gen = sampling.get("generator")
+    voraz = sampling.get("greedy", False)
+    for _ in range(max_new_tokens):
+        siguiente = int(sample_next_token(logits_fn(ids), greedy=voraz, generator=gen))
+        ids.append(siguiente)
+        if eos_id is not None and siguiente == eos_id:
+            break
+    return ids
+""",
+        "llama al modelo aunque max_new_tokens sea 0": """
+def generate(logits_fn, prompt_ids, max_new_tokens, eos_id=None, **sampling):
+    ids = [int(t) for t in prompt_ids]
+    logits = logits_fn(ids)
+    for paso in range(max_new_tokens):
+        if paso:
+            logits = logits_fn(ids)
+        siguiente = int(sample_next_token(logits, **sampling))
+        ids.append(siguiente)
+        if eos_id is not None and siguiente == eos_id:
+            break
+    return ids
+""",
+        "el EOS se compara con is (no para con enteros grandes)": """
+def generate(logits_fn, prompt_ids, max_new_tokens, eos_id=None, **sampling):
+    ids = [int(t) for t in prompt_ids]
+    for _ in range(max_new_tokens):
+        siguiente = sample_next_token(logits_fn(ids), **sampling)
+        ids.append(int(siguiente))
+        if siguiente is eos_id:
+            break
+    return ids
+""",
+    },
+}
+for _answer, _extra in _MORE.items():
+    MUTANTS.setdefault(_answer, {}).update(_extra)

@@ -1,0 +1,163 @@
+"""The bridge between the engine (one thread, stepping) and the HTTP server (asyncio, many clients).
+
+``Engine.step`` is plain blocking Python; the server must keep answering while it runs. So the
+engine lives in its own thread, stepping whenever there is work and sleeping otherwise. A request
+handler calls ``submit``, which hands the request to the engine and returns an async iterator of
+its ``RequestOutput``s: after every step the engine thread pushes each output into the queue of
+the event loop that is waiting for it (``call_soon_threadsafe``). A handler whose client went away
+calls ``abort``; the next step frees the request's blocks.
+
+Admission control lives here too: at most ``max_waiting`` requests may wait beyond the
+``max_num_seqs`` that run; one more is refused at once (``QueueFull``, HTTP 429) instead of piling
+up until memory or latency gives out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import AsyncIterator, Callable
+
+from .engine import Engine, KVStats
+from .request import Request, RequestOutput
+
+__all__ = ["EngineThread", "QueueFull"]
+
+log = logging.getLogger("llmlab.serve")
+
+
+class QueueFull(RuntimeError):
+    """Too many requests are queued: try again later (HTTP 429)."""
+
+
+class EngineThread:
+    """Runs ``engine.step()`` in a background thread and routes outputs to asyncio consumers.
+
+    ``on_finished(request_output)`` is called in the engine thread for every finished request
+    (the server records its latencies there).
+    """
+
+    def __init__(self, engine: Engine, *, max_waiting: int = 256,
+                 on_finished: Callable[[RequestOutput], None] | None = None, idle_wait_s: float = 0.05):
+        self.engine = engine
+        self.capacity = engine.scheduler.max_num_seqs + max_waiting
+        self.on_finished = on_finished
+        self._idle_wait_s = idle_wait_s
+        self._lock = threading.Lock()
+        self._streams: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Queue]] = {}
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="llmlab-engine", daemon=True)
+        self.kv_stats: KVStats = engine.kv_stats()  # refreshed after every step (read by /metrics)
+        self.tokens_per_s = 0.0  # generated tokens per second over the last few seconds
+        self._window: list[tuple[float, int]] = []
+        self.error: BaseException | None = None
+
+    # -- life --------------------------------------------------------------------------------------
+
+    def start(self) -> EngineThread:
+        self._thread.start()
+        return self
+
+    def stop(self, timeout_s: float = 10.0) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout_s)
+
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._streams)
+
+    # -- requests ----------------------------------------------------------------------------------
+
+    def submit(self, request: Request) -> AsyncIterator[RequestOutput]:
+        """Queue ``request`` (built with ``engine.make_request``) and return its outputs as they come."""
+        loop = asyncio.get_running_loop()
+        outputs: asyncio.Queue = asyncio.Queue()
+        with self._lock:
+            if len(self._streams) >= self.capacity:
+                raise QueueFull(f"{len(self._streams)} requests are in flight (limit {self.capacity}); "
+                                "retry later")
+            self._streams[request.request_id] = (loop, outputs)
+        self.engine.add_request(request)
+        self._wake.set()
+        return self._iterate(request.request_id, outputs)
+
+    async def _iterate(self, request_id: str, outputs: asyncio.Queue) -> AsyncIterator[RequestOutput]:
+        finished = False
+        try:
+            while True:
+                output = await outputs.get()
+                yield output
+                if output.finished:
+                    finished = True
+                    return
+        finally:
+            if not finished:  # the consumer stopped early (client disconnected, error): free the request
+                self.abort(request_id)
+
+    def abort(self, request_id: str) -> None:
+        self.engine.abort(request_id)
+        self._wake.set()
+
+    # -- the engine thread -------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        engine = self.engine
+        while not self._stop.is_set():
+            if not engine.has_unfinished():
+                self._wake.wait(self._idle_wait_s)
+                self._wake.clear()
+                self._publish([])
+                continue
+            try:
+                outputs = engine.step()
+            except BaseException as err:  # the engine itself broke: report it, fail what is waiting
+                log.exception("the engine loop stopped")
+                self.error = err
+                self._fail_all(err)
+                return
+            self._publish(outputs)
+
+    def _publish(self, outputs: list[RequestOutput]) -> None:
+        now = time.perf_counter()
+        self.kv_stats = self.engine.kv_stats()
+        new_tokens = sum(len(o.new_token_ids) for o in outputs)
+        self._window = [(t, n) for t, n in self._window if now - t < 5.0] + ([(now, new_tokens)] if new_tokens else [])
+        span = now - self._window[0][0] if self._window else 0.0
+        self.tokens_per_s = sum(n for _, n in self._window) / max(span, 1.0) if self._window else 0.0
+        for output in outputs:
+            if output.finished and self.on_finished is not None:
+                try:
+                    self.on_finished(output)
+                except Exception:  # metrics must never stop the engine
+                    log.exception("on_finished callback failed")
+            with self._lock:
+                target = self._streams.get(output.request_id)
+                if output.finished:
+                    self._streams.pop(output.request_id, None)
+            if target is not None:
+                loop, queue = target
+                try:
+                    loop.call_soon_threadsafe(queue.put_nowait, output)
+                except RuntimeError:  # that event loop is closed: nobody is listening any more
+                    pass
+
+    def _fail_all(self, err: BaseException) -> None:
+        with self._lock:
+            streams, self._streams = self._streams, {}
+        for request_id, (loop, queue) in streams.items():
+            output = RequestOutput(request_id=request_id, new_token_ids=(), num_output_tokens=0, text="",
+                                   finished=True, finish_reason="error", error=f"engine stopped: {err}",
+                                   num_prompt_tokens=0)
+            try:
+                loop.call_soon_threadsafe(queue.put_nowait, output)
+            except RuntimeError:
+                pass

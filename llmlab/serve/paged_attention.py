@@ -1,0 +1,208 @@
+"""Paged KV memory and attention that reads it through block tables.
+
+``PagedKVCache`` is the memory: per layer, keys and values shaped
+``[num_blocks, block_size, n_kv_heads, head_dim]``. Slot ``s = block * block_size + offset`` holds one
+token; a sequence's tokens are scattered over whatever blocks its block table lists
+(``llmlab.serve.blocks``). Nothing is reserved for tokens that do not exist yet.
+
+``PagedBatch`` is one engine step seen by the model: the new tokens of several sequences,
+concatenated into a single row ``[1, N]`` (a prompt chunk of 100 tokens next to 31 single decode
+tokens: *prefill and decode in the same step*). ``llmlab.model.Transformer`` runs every linear layer
+on all N tokens at once, which is where batching pays; only attention needs to know which tokens
+belong to which sequence. The model hands attention over to the batch (``PagedBatch.attend``), which
+
+1. writes the new keys and values into their slots (``slot_mapping``), then
+2. for each sequence, gathers its keys and values back through its block table and attends over
+   them, with the causal mask shifted by the tokens it already had.
+
+``paged_attention_reference`` does step 2 for one sequence, the way one would write it on paper.
+``PagedBatch`` computes the same thing faster: every single-token (decode) sequence of the step in
+one padded batch with a length mask, each multi-token sequence (a prefill chunk, a speculative
+verification) in its own call. vLLM does this gather inside a CUDA kernel; here it is a torch index.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+
+from llmlab.model import Transformer, causal_mask, grouped_sdpa, repeat_kv
+
+__all__ = ["PagedBatch", "PagedKVCache", "Segment", "paged_attention_reference"]
+
+
+class PagedKVCache:
+    """The KV memory of an engine: ``num_blocks`` blocks of ``block_size`` slots, for every layer."""
+
+    def __init__(self, n_layers: int, num_blocks: int, block_size: int, n_kv_heads: int, head_dim: int, *,
+                 dtype: torch.dtype = torch.float32, device=None):
+        shape = (num_blocks, block_size, n_kv_heads, head_dim)
+        self.keys = [torch.zeros(shape, dtype=dtype, device=device) for _ in range(n_layers)]
+        self.values = [torch.zeros(shape, dtype=dtype, device=device) for _ in range(n_layers)]
+        self.num_blocks, self.block_size = num_blocks, block_size
+        self.n_kv_heads, self.head_dim = n_kv_heads, head_dim
+
+    @classmethod
+    def for_model(cls, model: Transformer, num_blocks: int, block_size: int) -> PagedKVCache:
+        config, weight = model.config, model.tok_emb.weight
+        return cls(config.n_layers, num_blocks, block_size, config.n_kv_heads, config.head_dim,
+                   dtype=weight.dtype, device=weight.device)
+
+    @staticmethod
+    def block_bytes(model: Transformer, block_size: int) -> int:
+        """Bytes of one block: ``2 (K and V) * n_layers * block_size * n_kv_heads * head_dim * bytes``
+        (vLLM's ``get_cache_block_size``)."""
+        config = model.config
+        element = model.tok_emb.weight.element_size()
+        return 2 * config.n_layers * block_size * config.n_kv_heads * config.head_dim * element
+
+    @property
+    def n_layers(self) -> int:
+        return len(self.keys)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(t.numel() * t.element_size() for t in self.keys + self.values)
+
+    def write(self, layer: int, slots: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> None:
+        """Store ``k``, ``v`` (``[n_tokens, n_kv_heads, head_dim]``) in the given slots."""
+        flat = (-1, self.n_kv_heads, self.head_dim)
+        self.keys[layer].view(flat).index_copy_(0, slots, k)
+        self.values[layer].view(flat).index_copy_(0, slots, v)
+
+    def gather(self, layer: int, block_table: torch.Tensor, n_tokens: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Keys and values of one sequence's first ``n_tokens`` tokens, ``[n_kv_heads, n_tokens, head_dim]``."""
+        flat = (-1, self.n_kv_heads, self.head_dim)
+        k = self.keys[layer][block_table].view(flat)[:n_tokens]  # blocks in table order, then tokens
+        v = self.values[layer][block_table].view(flat)[:n_tokens]
+        return k.transpose(0, 1), v.transpose(0, 1)
+
+    def copy_block(self, src: int, dst: int) -> None:
+        """Copy-on-write: block ``dst`` becomes a copy of block ``src`` in every layer."""
+        for layer in range(self.n_layers):
+            self.keys[layer][dst] = self.keys[layer][src]
+            self.values[layer][dst] = self.values[layer][src]
+
+
+def paged_attention_reference(q: torch.Tensor, cache: PagedKVCache, layer: int, block_table: Sequence[int],
+                              n_context: int) -> torch.Tensor:
+    """Attention of one sequence, read through its block table: the readable version.
+
+    ``q``: ``[n_heads, n_new, head_dim]``, the queries of the last ``n_new`` of the sequence's
+    ``n_context`` tokens (whose keys and values are already in ``cache``). Returns
+    ``[n_heads, n_new, head_dim]``.
+    """
+    n_heads, n_new, head_dim = q.shape
+    table = torch.tensor(list(block_table), dtype=torch.long, device=q.device)
+    k, v = cache.gather(layer, table, n_context)  # [n_kv_heads, n_context, head_dim]
+    n_rep = n_heads // k.shape[0]
+    k, v = repeat_kv(k[None], n_rep)[0], repeat_kv(v[None], n_rep)[0]  # each query head sees its K/V head
+    scores = q @ k.transpose(-2, -1) / math.sqrt(head_dim)  # [n_heads, n_new, n_context]
+    scores = scores.masked_fill(~causal_mask(n_new, n_context, device=q.device), float("-inf"))
+    return torch.softmax(scores, dim=-1) @ v
+
+
+@dataclass
+class Segment:
+    """The tokens of one sequence that go through the model in a step.
+
+    ``token_ids`` are at positions ``start, start + 1, ...``; the ``start`` tokens before them are
+    already in the cache, in the blocks of ``block_table`` (which also has room for the new ones).
+    """
+
+    token_ids: Sequence[int]
+    start: int
+    block_table: Sequence[int]
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.token_ids)
+
+
+class PagedBatch:
+    """One step of several sequences, in the form ``Transformer.forward(input_ids, cache=...)`` accepts.
+
+    ``input_ids`` is ``[1, N]`` (every segment's tokens, concatenated) and ``positions`` their
+    positions in their own sequences. Built once per step; every layer calls ``attend``.
+    """
+
+    def __init__(self, cache: PagedKVCache, segments: Sequence[Segment]):
+        if not segments:
+            raise ValueError("a step needs at least one segment")
+        self.cache = cache
+        self.segments = list(segments)
+        bs = cache.block_size
+        ids, positions, slots = [], [], []
+        for seg in self.segments:
+            if len(seg.token_ids) == 0:
+                raise ValueError("every segment needs at least one token")
+            if len(seg.block_table) * bs < seg.end:
+                raise ValueError(f"block table of {len(seg.block_table)} blocks cannot hold {seg.end} tokens")
+            ids.extend(seg.token_ids)
+            for p in range(seg.start, seg.end):
+                positions.append(p)
+                slots.append(seg.block_table[p // bs] * bs + p % bs)
+        device = cache.keys[0].device
+        self.input_ids = torch.tensor([ids], dtype=torch.long, device=device)
+        self.positions = torch.tensor(positions, dtype=torch.long, device=device)
+        self.slot_mapping = torch.tensor(slots, dtype=torch.long, device=device)
+        # Where each segment's tokens sit in the row, and how each one attends.
+        offsets = [0]
+        for seg in self.segments:
+            offsets.append(offsets[-1] + len(seg.token_ids))
+        self.offsets = offsets
+        single = [i for i, seg in enumerate(self.segments) if len(seg.token_ids) == 1]
+        self._multi = [
+            (offsets[i], len(seg.token_ids), torch.tensor(list(seg.block_table), dtype=torch.long, device=device),
+             seg.end, causal_mask(len(seg.token_ids), seg.end, device=device))
+            for i, seg in enumerate(self.segments) if len(seg.token_ids) > 1
+        ]
+        self._single_rows = None
+        if single:
+            # Decode tokens: one padded batch. Tables are padded with block 0, masked out by length.
+            width = max(len(self.segments[i].block_table) for i in single)
+            tables = [list(self.segments[i].block_table) + [0] * (width - len(self.segments[i].block_table))
+                      for i in single]
+            lengths = torch.tensor([self.segments[i].end for i in single], device=device)
+            self._single_rows = torch.tensor([offsets[i] for i in single], dtype=torch.long, device=device)
+            self._single_tables = torch.tensor(tables, dtype=torch.long, device=device)  # [B, width]
+            keys = torch.arange(width * bs, device=device)
+            self._single_mask = (keys[None, :] < lengths[:, None])[:, None, None, :]  # [B, 1, 1, width * bs]
+        self._all_single = len(single) == len(self.segments)
+
+    @property
+    def n_layers(self) -> int:
+        return self.cache.n_layers
+
+    @property
+    def n_tokens(self) -> int:
+        return self.offsets[-1]
+
+    def attend(self, layer: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        """Store the new ``k``, ``v`` (``[1, n_kv_heads, N, d]``), then attend for ``q`` (``[1, n_heads, N, d]``)."""
+        cache = self.cache
+        cache.write(layer, self.slot_mapping, k[0].transpose(0, 1), v[0].transpose(0, 1))
+        scale = 1.0 / math.sqrt(q.shape[-1])
+        if self._single_rows is not None:
+            n_heads, d = q.shape[1], q.shape[-1]
+            batch = self._single_tables.shape[0]
+            qs = q[0].index_select(1, self._single_rows).transpose(0, 1).unsqueeze(2)  # [B, n_heads, 1, d]
+            flat = (batch, -1, cache.n_kv_heads, cache.head_dim)
+            ks = cache.keys[layer][self._single_tables].view(flat).transpose(1, 2)  # [B, n_kv, width*bs, d]
+            vs = cache.values[layer][self._single_tables].view(flat).transpose(1, 2)
+            o = grouped_sdpa(qs, ks, vs, attn_mask=self._single_mask, scale=scale)  # [B, n_heads, 1, d]
+            o = o.view(batch, n_heads, d).transpose(0, 1)  # [n_heads, B, d]
+            if self._all_single:
+                return o.unsqueeze(0)
+            out = torch.empty_like(q)
+            out[0].index_copy_(1, self._single_rows, o)
+        else:
+            out = torch.empty_like(q)
+        for row, n_new, table, n_context, mask in self._multi:
+            kk, vv = cache.gather(layer, table, n_context)  # [n_kv, n_context, d]
+            o = grouped_sdpa(q[:, :, row:row + n_new], kk[None], vv[None], attn_mask=mask, scale=scale)
+            out[:, :, row:row + n_new] = o
+        return out
