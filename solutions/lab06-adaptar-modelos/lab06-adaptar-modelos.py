@@ -11,8 +11,8 @@
 #
 # [![Abrir en Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/llmlab-curso/llmlab/blob/main/labs/lab06-adaptar-modelos/lab06-adaptar-modelos.ipynb)
 #
-# **Capítulo 06** de *Facsímil 03 · Arquitecturas y modelos* · duración estimada: **unas 3 horas**
-# (40 minutos de lectura y unas 2 horas y 20 minutos de ejercicios)
+# **Capítulo 06** de *Facsímil 03 · Arquitecturas y modelos* · duración estimada: **3 horas** (45 min de lectura y
+# figuras y 2 h 15 min de ejercicios y de la pregunta razonada; cada ejercicio indica su tiempo y su dificultad)
 #
 # Entrenar un modelo de lenguaje desde cero cuesta meses de máquinas; casi todo el trabajo real consiste en
 # **reutilizar** uno ya entrenado y moverlo un poco hacia lo que necesitas. Este laboratorio recorre las
@@ -395,7 +395,7 @@ def _prueba_lora(d_in, d_out, r, alpha, con_sesgo, semilla, tolerancia=1e-5):
     W0 = base.weight.detach().clone()
     x = torch.randn(2, 3, d_in)
     y_base = base(x).detach()
-    capa = LoRALinear(base, r, alpha)
+    capa = checked_call(LoRALinear, base, r, alpha)  # recibe una copia de base: la original no se toca
     check_true(isinstance(capa, nn.Module), "LoRALinear tiene que heredar de nn.Module")
     for nombre in ("base", "A", "B"):
         check_true(hasattr(capa, nombre), f"a la capa le falta el atributo self.{nombre}")
@@ -1235,7 +1235,7 @@ detecta("adaptador sobre otra base", lambda: check_true(
 # de QLoRA del informe del proyecto (`llmlab/data/adapters/REPORT.md`) está la perplejidad de `es-base` cuantizado
 # sin adaptador junto a la del modelo en float32.
 #
-# ## 13. Pregunta para razonar (corrección manual)
+# ## 13. Pregunta para razonar (corrección manual · 3 puntos · ~15 min)
 #
 # El servicio de atención al cliente de una tienda ha guardado **3 000 respuestas** escritas por su gente y quiere
 # un modelo que conteste «como ellos». Los precios y las condiciones de devolución cambian cada mes.

@@ -208,6 +208,17 @@ def lora_param_count(d_out, d_in, r):
         "B no es un parámetro": _fill(_LORA, _LORA_OK, B="torch.zeros(d_out, r)"),
         "A con la forma traspuesta": _fill(_LORA, _LORA_OK, A="nn.Parameter(torch.empty(d_in, r).uniform_(-cota, cota))",
                                            forward="self.base(x) + self.escala * ((x @ self.A) @ self.B.T)"),
+        "fusiona en el peso de la base en cada forward": _fill(
+            _LORA, _LORA_OK, forward="self._suma(x)",
+            ) + """
+    def _suma(self, x):
+        with torch.no_grad():
+            self.base.weight += self.escala * (self.B @ self.A)
+        return self.base(x)
+""",
+        "modifica base al construir (reinicia el sesgo)": _fill(
+            _LORA, _LORA_OK, freeze="for p in self.base.parameters():\n            p.requires_grad_(False)\n"
+            "        if self.base.bias is not None:\n            torch.nn.init.zeros_(self.base.bias)"),
     },
     "merge_lora": {
         "el código con errores, sin tocar": """
@@ -286,6 +297,10 @@ def kl_divergence(p, q):
         "ignora T (siempre 2)": _fill(_DISTILL, _DISTILL_OK, T="2.0", combine="(1 - lam) * ce + lam * 4.0 * kl"),
         "softmax sin restar el máximo": _fill(_DISTILL, _DISTILL_OK, shift="pass"),
         "T en vez de T²": _fill(_DISTILL, _DISTILL_OK, combine="(1 - lam) * ce + lam * T * kl"),
+        "modifica student_logits en su sitio (resta el máximo con -=)": _fill(
+            _DISTILL, _DISTILL_OK,
+            teacher="if isinstance(student_logits, np.ndarray) and student_logits.dtype == float:\n"
+                    "        student_logits -= student_logits.max()\n        s = student_logits"),
     },
     "dpo_loss": {
         "el código con errores, sin tocar": """
@@ -331,6 +346,10 @@ def dpo_loss(logp_w, logp_l, ref_w, ref_l, beta=0.1):
         "divide entre len(train)": _fill(
             _CONTAM, _CONTAM_OK, count="return sum(normaliza(t) in vistos for t in test) / max(len(train), 1)"),
         "no lanza ValueError con test vacío": _fill(_CONTAM, _CONTAM_OK, check="pass"),
+        "normaliza test en su sitio": _fill(
+            _CONTAM, _CONTAM_OK,
+            count="for i, t in enumerate(test):\n        test[i] = normaliza(t)\n"
+                  "    return sum(t in vistos for t in test) / len(test)"),
     },
     "decisiones": {
         "«open source» con solo los pesos": _fill(_OPEN, _OPEN_OK, todo="True", license_ok="True"),
@@ -339,5 +358,8 @@ def dpo_loss(logp_w, logp_l, ref_w, ref_l, beta=0.1):
         "licencia comparada sin pasar a minúsculas": _fill(_OPEN, _OPEN_OK, license_ok='card["license"] in LICENCIAS_OSI'),
         "fine-tuning para conocimiento que cambia": _fill(_OPEN, _OPEN_OK, knowledge='"fine-tuning"'),
         "no lanza ValueError con una necesidad desconocida": _fill(_OPEN, _OPEN_OK, lookup="return tabla.get(need)"),
+        "pasa la licencia a minúsculas en la ficha": _fill(
+            _OPEN, _OPEN_OK, license_ok='card.update(license=str(card["license"]).lower()) is None '
+                                        'and card["license"] in LICENCIAS_OSI'),
     },
 }
