@@ -8,17 +8,24 @@ Each module holds one idea of the course, written to be read top to bottom:
 - ``attention``: scaled dot-product, causal, multi-head and grouped-query attention, KV cache (NumPy).
 - ``layers``: residual, LayerNorm, RMSNorm, activations and the MLP (NumPy).
 - ``model``: a GPT-2 / Llama style transformer with a KV cache and ``generate`` (PyTorch),
-  convertible from and to Hugging Face models (``convert_hf``: ``from_hf``, ``to_hf``).
+  convertible from and to Hugging Face models (``convert_hf``: ``from_hf``, ``to_hf``); MoE layers come from
+  ``moe``.
 - ``lora``: LoRA layers, merging, adapter folders that PEFT loads (and that load PEFT's);
   ``distill``: distillation and DPO losses; ``datasets``: data mixtures, leak-proof splits, contamination,
   dataset cards; ``adaptation``: which technique to try first, and what "open" means
   (``build_adapters`` measures real adaptations of the shipped models).
+- ``moe``: the mixture-of-experts router, load statistics, the auxiliary loss and ``SparseMoE``;
+  ``moe_balance``: lab 05's load-balancing experiment.
+- ``families`` / ``reasoning`` / ``multimodal`` / ``recurrence``: the rest of chapter 05 — the map
+  of architectures, voting and verification, CLIP similarity and ViT patches, a linear recurrence (O(n)).
 - ``sampling``: logits processors with Hugging Face semantics, ``Sampler`` and presets.
 - ``constrained``: decoding restricted to choices, integers or a JSON schema.
 - ``tokenizer`` / ``chat``: byte-level BPE and chat templates.
 - ``corpus`` / ``train`` / ``pretrained``: the project's Spanish corpus, a small trainer and the
   tiny models shipped with the package.
 - ``cost``: parameter counts, memory, serving speed and price, for real architectures.
+- ``quant``: quantisation (absmax, zero point, groups), GGUF's Q8_0/Q4_0/Q6_K blocks byte for byte,
+  ``quantize_model`` with packed weights, an int8 KV cache; ``export``: GGUF files for llama.cpp.
 - ``checks``: the Spanish-language checks used by the notebooks; ``spanish``: numbers printed the Spanish way.
 """
 

@@ -1,4 +1,5 @@
-"""Convert Hugging Face ``GPT2LMHeadModel`` and ``LlamaForCausalLM`` models into ``llmlab.model.Transformer``.
+"""Convert Hugging Face causal LMs into ``llmlab.model.Transformer``: GPT-2, Llama, Qwen3, and the
+mixtures of experts Mixtral and Qwen3-MoE.
 
 The converted model computes the same logits (to float32 rounding) and, greedy, the same tokens.
 Nothing is downloaded here: you pass a model object you already have. This module does not
@@ -24,6 +25,12 @@ Loading a real model (needs internet once, e.g. on Colab)::
     hf = AutoModelForCausalLM.from_pretrained("TinyLlama/TinyLlama-1.1B-Chat-v1.0", dtype=torch.bfloat16)
     model = from_hf(hf).eval()     # keeps the dtype and device of hf
 
+Mixtral and Qwen3-MoE (e.g. ``Qwen/Qwen3-30B-A3B``) become a ``Transformer`` whose MLPs are
+``llmlab.moe.SparseMoE`` layers; HF stores each layer's experts as two 3-D tensors
+(``gate_up_proj`` ``[experts, 2·d_ff, d]`` and ``down_proj`` ``[experts, d, d_ff]``), which are
+split here into one SwiGLU per expert. Qwen3 and Qwen3-MoE normalise each head's q and k
+(``qk_norm``). Sliding-window attention is not implemented: configs that use it are refused.
+
 Llama 3.x checkpoints use ``rope_type="llama3"`` (frequency-dependent RoPE scaling), which this
 module does not implement: ``from_hf`` refuses them with a clear error instead of returning a
 model that is silently wrong on long contexts.
@@ -47,7 +54,9 @@ __all__ = [
     "to_hf",
 ]
 
-SUPPORTED = "GPT2LMHeadModel (model_type 'gpt2') and LlamaForCausalLM (model_type 'llama')"
+SUPPORTED = ("GPT2LMHeadModel (model_type 'gpt2'), LlamaForCausalLM ('llama'), Qwen3ForCausalLM ('qwen3'), "
+             "MixtralForCausalLM ('mixtral') and Qwen3MoeForCausalLM ('qwen3_moe')")
+_MODEL_TYPES = ("gpt2", "llama", "qwen3", "mixtral", "qwen3_moe")
 
 # The linear layers of one block: llmlab name -> HF name, inside ``blocks.N`` / ``model.layers.N``.
 LLAMA_LINEARS = {
@@ -75,7 +84,7 @@ def _hf_config(hf_model):
     if config is None or not isinstance(hf_model, nn.Module):
         raise TypeError(f"hf_model must be a Hugging Face PreTrainedModel, got {type(hf_model).__name__}")
     model_type = getattr(config, "model_type", None)
-    if model_type not in ("gpt2", "llama"):
+    if model_type not in _MODEL_TYPES:
         raise _unsupported(f"model_type {model_type!r} ({type(hf_model).__name__})")
     if not hasattr(hf_model, "lm_head"):
         raise _unsupported(
@@ -139,7 +148,8 @@ def _llama_rope(c) -> float:
     return float(theta)
 
 
-def _llama_config(hf_model, c) -> ModelConfig:
+def _llama_config(hf_model, c, **extra) -> ModelConfig:
+    """Llama's fields (also Qwen3's and the MoE models'); ``extra`` adds q/k norms or experts."""
     if c.hidden_act != "silu":
         raise _unsupported(f"Llama hidden_act {c.hidden_act!r} (SwiGLU needs 'silu')")
     attention_bias, mlp_bias = bool(getattr(c, "attention_bias", False)), bool(getattr(c, "mlp_bias", False))
@@ -165,13 +175,18 @@ def _llama_config(hf_model, c) -> ModelConfig:
         rope_theta=_llama_rope(c),
         head_dim=head_dim,
         dropout=0.0,
+        **extra,
     )
 
 
 def config_from_hf(hf_model) -> ModelConfig:
-    """The ``ModelConfig`` equivalent to a HF GPT-2 or Llama causal LM (raises ``ValueError`` if unsupported)."""
+    """The ``ModelConfig`` equivalent to a supported HF causal LM (raises ``ValueError`` if unsupported)."""
     c, model_type = _hf_config(hf_model)
-    return _gpt2_config(hf_model, c) if model_type == "gpt2" else _llama_config(hf_model, c)
+    if model_type == "gpt2":
+        return _gpt2_config(hf_model, c)
+    if model_type == "llama":
+        return _llama_config(hf_model, c)
+    return _qwen3_or_moe_config(hf_model, c, model_type)
 
 
 def _gpt2_state_dict(hf_model, config: ModelConfig) -> dict[str, torch.Tensor]:
@@ -197,7 +212,7 @@ def _gpt2_state_dict(hf_model, config: ModelConfig) -> dict[str, torch.Tensor]:
     return sd
 
 
-def _llama_state_dict(hf_model, config: ModelConfig) -> dict[str, torch.Tensor]:
+def _llama_state_dict(hf_model, config: ModelConfig, with_mlp: bool = True) -> dict[str, torch.Tensor]:
     # Same layout as ours (nn.Linear everywhere). HF's checkpoint already permuted q/k rows for
     # the "rotate half" RoPE pairing, which is the one llmlab uses, so no permutation is needed.
     hf = hf_model.model
@@ -206,6 +221,8 @@ def _llama_state_dict(hf_model, config: ModelConfig) -> dict[str, torch.Tensor]:
         p = f"blocks.{i}."
         hf_params = dict(layer.named_parameters())
         for ours, theirs in LLAMA_LINEARS.items():
+            if not with_mlp and ours.startswith("mlp."):
+                continue
             sd[p + ours + ".weight"] = hf_params[theirs + ".weight"]
             if config.bias:
                 sd[p + ours + ".bias"] = hf_params[theirs + ".bias"]
@@ -213,6 +230,68 @@ def _llama_state_dict(hf_model, config: ModelConfig) -> dict[str, torch.Tensor]:
         sd[p + "mlp_norm.weight"] = layer.post_attention_layernorm.weight
     sd["final_norm.weight"] = hf.norm.weight
     sd["lm_head.weight"] = hf_model.lm_head.weight
+    return sd
+
+
+# ---------------------------------------------------------------------------------------------
+# Qwen3, Mixtral and Qwen3-MoE: Llama's layout plus q/k norms (Qwen3) and sparse MoE layers
+# ---------------------------------------------------------------------------------------------
+
+
+def _hf_dense_layers(c, model_type: str) -> list[int]:
+    """Layers whose MLP stays dense. Mixtral: none. Qwen3-MoE: ``mlp_only_layers`` and, with
+    ``decoder_sparse_step`` s, every layer i with ``(i + 1) % s != 0`` (HF's rule)."""
+    if model_type == "mixtral":
+        return []
+    step, only = c.decoder_sparse_step, set(c.mlp_only_layers or [])
+    return [i for i in range(c.num_hidden_layers) if i in only or (i + 1) % step != 0]
+
+
+def _qwen3_or_moe_config(hf_model, c, model_type: str) -> ModelConfig:
+    if getattr(c, "sliding_window", None) is not None:
+        raise _unsupported(f"sliding-window attention (sliding_window={c.sliding_window}); llmlab attends to every position")
+    if getattr(c, "attention_bias", False):
+        raise _unsupported("attention_bias=True in a model whose MLPs have no biases")
+    moe = {}
+    if model_type != "qwen3":
+        n_experts = c.num_local_experts  # Qwen3-MoE maps num_experts to this name
+        dense = _hf_dense_layers(c, model_type)
+        if n_experts < 1 or len(dense) == c.num_hidden_layers:
+            raise _unsupported(f"a {model_type} config without sparse layers (num_experts={n_experts})")
+        moe = dict(
+            n_experts=n_experts,
+            n_experts_per_token=c.num_experts_per_tok,
+            moe_d_ff=c.intermediate_size if model_type == "mixtral" else c.moe_intermediate_size,
+            moe_normalize=True if model_type == "mixtral" else bool(c.norm_topk_prob),
+            dense_layers=dense,
+        )
+    return _llama_config(hf_model, c, qk_norm=model_type != "mixtral", **moe)
+
+
+def _moe_state_dict(hf_model, config: ModelConfig) -> dict[str, torch.Tensor]:
+    """Llama's names for attention, norms and dense MLPs; each sparse layer's router and experts
+    split out of HF's stacked tensors."""
+    sd = _llama_state_dict(hf_model, config, with_mlp=False)
+    d_ff = config.moe_d_ff
+    for i, layer in enumerate(hf_model.model.layers):
+        p = f"blocks.{i}."
+        if config.qk_norm:
+            sd[p + "attn.q_norm.weight"] = layer.self_attn.q_norm.weight
+            sd[p + "attn.k_norm.weight"] = layer.self_attn.k_norm.weight
+        if not config.is_moe_layer(i):
+            sd[p + "mlp.gate.weight"] = layer.mlp.gate_proj.weight
+            sd[p + "mlp.up.weight"] = layer.mlp.up_proj.weight
+            sd[p + "mlp.down.weight"] = layer.mlp.down_proj.weight
+            continue
+        sd[p + "mlp.router.weight"] = layer.mlp.gate.weight  # [n_experts, d]
+        gate_up, down = layer.mlp.experts.gate_up_proj, layer.mlp.experts.down_proj
+        if gate_up.shape != (config.n_experts, 2 * d_ff, config.d_model):
+            raise _unsupported(f"experts.gate_up_proj of shape {tuple(gate_up.shape)} (expected [E, 2*d_ff, d])")
+        for e in range(config.n_experts):
+            # HF computes gate, up = chunk(x @ gate_up[e].T, 2): the first d_ff rows are the gate.
+            sd[p + f"mlp.experts.{e}.gate.weight"] = gate_up[e, :d_ff]
+            sd[p + f"mlp.experts.{e}.up.weight"] = gate_up[e, d_ff:]
+            sd[p + f"mlp.experts.{e}.down.weight"] = down[e]
     return sd
 
 
@@ -230,7 +309,8 @@ def _empty_model(config: ModelConfig, dtype: torch.dtype, device: torch.device) 
 
 @torch.no_grad()
 def from_hf(hf_model) -> Transformer:
-    """A ``Transformer`` with the weights of a HF ``GPT2LMHeadModel`` or ``LlamaForCausalLM``.
+    """A ``Transformer`` with the weights of a HF ``GPT2LMHeadModel``, ``LlamaForCausalLM``,
+    ``Qwen3ForCausalLM``, ``MixtralForCausalLM`` or ``Qwen3MoeForCausalLM``.
 
     The weights are copied (the two models do not share memory); dtype and device follow
     ``hf_model``. Unsupported models or options (other architectures, RoPE scaling, attention
@@ -238,7 +318,12 @@ def from_hf(hf_model) -> Transformer:
     real checkpoints with ``AutoModelForCausalLM.from_pretrained``.
     """
     config = config_from_hf(hf_model)
-    state = _gpt2_state_dict(hf_model, config) if config.pos_encoding == "learned" else _llama_state_dict(hf_model, config)
+    if config.pos_encoding == "learned":
+        state = _gpt2_state_dict(hf_model, config)
+    elif config.n_experts or config.qk_norm:
+        state = _moe_state_dict(hf_model, config)
+    else:
+        state = _llama_state_dict(hf_model, config)
     reference = hf_model.get_input_embeddings().weight
     model = _empty_model(config, reference.dtype, reference.device)
     model.load_state_dict(state, strict=True)  # strict: every weight must be accounted for
@@ -320,6 +405,13 @@ def linear_name_from_hf(config: ModelConfig, hf_name: str) -> str:
 
 def _export_kind(config: ModelConfig) -> str:
     """"gpt2" or "llama" if the config has an exact HF counterpart, else ``ValueError`` saying what differs."""
+    if config.qk_norm or config.n_experts:
+        raise ValueError(
+            "to_hf exports GPT-2- and Llama-style models only; this one has "
+            + ("q/k norms (Qwen3)" if config.qk_norm else "")
+            + (" and " if config.qk_norm and config.n_experts else "")
+            + (f"mixture-of-experts layers (n_experts={config.n_experts})" if config.n_experts else "")
+        )
     if config.pos_encoding == "learned" and config.norm == "layernorm" and config.mlp in ("gelu", "gelu_exact"):
         if not config.bias:
             raise ValueError("GPT2LMHeadModel always has biases: cannot export a GPT-2-style model with bias=False")

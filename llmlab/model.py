@@ -11,13 +11,16 @@ One ``ModelConfig`` covers both families:
 
 - GPT-2 style: learned positions, LayerNorm, GELU MLP, biases, tied embeddings.
 - Llama style: RoPE applied to q and k, RMSNorm, SwiGLU MLP, no biases, grouped-query attention.
+- Mixture of experts (Mixtral, Qwen3-MoE): ``n_experts > 0`` replaces the MLP of each layer by a
+  ``llmlab.moe.SparseMoE`` (a router and SwiGLU experts, ``n_experts_per_token`` of them per token).
 
 Attention has two paths that give the same numbers: a readable one that builds the attention
 matrix explicitly (used when you ask for the weights) and a fast one through PyTorch's
 ``scaled_dot_product_attention``. ``KVCache`` keeps the keys and values of past tokens so that
 ``generate`` computes only the new token at each step.
 
-To convert a Hugging Face GPT-2 or Llama model into this one, see ``from_hf`` (``llmlab.convert_hf``).
+To convert a Hugging Face GPT-2, Llama, Qwen3, Mixtral or Qwen3-MoE model into this one, see
+``from_hf`` (``llmlab.convert_hf``).
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ __all__ = [
 ]
 
 POS_ENCODINGS = ("learned", "sinusoidal", "rope")
+_MOE_FIELDS = ("n_experts", "n_experts_per_token", "n_shared_experts", "moe_d_ff", "moe_normalize", "dense_layers")
 NORMS = ("layernorm", "rmsnorm")
 # "gelu" is GPT-2's tanh approximation (HF calls it "gelu_new"); "gelu_exact" uses erf.
 MLPS = ("gelu", "gelu_exact", "swiglu")
@@ -116,6 +120,14 @@ class ModelConfig:
     rope_theta: float = 10000.0
     head_dim: int | None = None
     dropout: float = 0.0
+    qk_norm: bool = False  # RMSNorm on each head's q and k before RoPE (Qwen3)
+    # Mixture of experts (llmlab.moe): n_experts = 0 is the dense MLP of every layer.
+    n_experts: int = 0
+    n_experts_per_token: int = 2  # k: experts each token runs through
+    n_shared_experts: int = 0  # always-on experts (DeepSeek), width n_shared_experts * moe_d_ff
+    moe_d_ff: int | None = None  # width of each expert (default: d_ff)
+    moe_normalize: bool = True  # renormalise the top-k router probabilities to sum to 1
+    dense_layers: list[int] | None = None  # layers that keep the dense MLP (e.g. [0, 1, 2])
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "n_layers", "d_model", "n_heads", "max_seq_len"):
@@ -123,7 +135,7 @@ class ModelConfig:
         _check_choice("pos_encoding", self.pos_encoding, POS_ENCODINGS)
         _check_choice("norm", self.norm, NORMS)
         _check_choice("mlp", self.mlp, MLPS)
-        for name in ("bias", "tie_embeddings"):
+        for name in ("bias", "tie_embeddings", "qk_norm", "moe_normalize"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be a bool, got {getattr(self, name)!r}")
         _check_float("norm_eps", self.norm_eps)
@@ -162,6 +174,33 @@ class ModelConfig:
             else:
                 self.d_ff = 4 * self.d_model
         _check_int("d_ff", self.d_ff)
+        self._check_moe()
+
+    def _check_moe(self) -> None:
+        _check_int("n_experts", self.n_experts, minimum=0)
+        _check_int("n_shared_experts", self.n_shared_experts, minimum=0)
+        _check_int("n_experts_per_token", self.n_experts_per_token)
+        self.dense_layers = sorted(set(self.dense_layers or []))
+        if not self.n_experts:
+            if self.n_shared_experts or self.dense_layers or self.moe_d_ff is not None:
+                raise ValueError("n_shared_experts, dense_layers and moe_d_ff need n_experts > 0")
+            return
+        if self.mlp != "swiglu":
+            raise ValueError(f"MoE experts are SwiGLU MLPs: n_experts > 0 needs mlp='swiglu', got {self.mlp!r}")
+        if self.n_experts_per_token > self.n_experts:
+            raise ValueError(
+                f"n_experts_per_token ({self.n_experts_per_token}) cannot exceed n_experts ({self.n_experts})"
+            )
+        if self.moe_d_ff is None:
+            self.moe_d_ff = self.d_ff
+        _check_int("moe_d_ff", self.moe_d_ff)
+        bad = [i for i in self.dense_layers if not isinstance(i, int) or not 0 <= i < self.n_layers]
+        if bad:
+            raise ValueError(f"dense_layers must be layer indices in [0, {self.n_layers}), got {bad}")
+
+    def is_moe_layer(self, layer_idx: int) -> bool:
+        """Whether layer ``layer_idx`` has a ``SparseMoE`` instead of the dense MLP."""
+        return self.n_experts > 0 and layer_idx not in self.dense_layers
 
     @classmethod
     def gpt2_style(cls, **overrides) -> ModelConfig:
@@ -176,7 +215,9 @@ class ModelConfig:
     def llama_style(cls, **overrides) -> ModelConfig:
         """Llama recipe: RoPE, RMSNorm, SwiGLU MLP, no biases, separate LM head.
 
-        Pass ``n_kv_heads`` smaller than ``n_heads`` for grouped-query attention (Llama 2 70B, Llama 3).
+        Pass ``n_kv_heads`` smaller than ``n_heads`` for grouped-query attention (Llama 2 70B, Llama 3),
+        ``n_experts=8, n_experts_per_token=2`` for a Mixtral-style mixture of experts, and add
+        ``qk_norm=True, moe_d_ff=...`` for Qwen3-MoE.
         """
         settings = dict(
             pos_encoding="rope",
@@ -191,8 +232,18 @@ class ModelConfig:
         return cls(**settings)
 
     def to_dict(self) -> dict:
-        """Plain dict of JSON-safe values (ints, floats, strings, bools)."""
-        return dataclasses.asdict(self)
+        """Plain dict of JSON-safe values (ints, floats, strings, bools, lists).
+
+        The q/k-norm and MoE fields are left out while they keep their defaults, so a dense model's
+        dict (and the shipped model cards) look the same as before those options existed.
+        """
+        data = dataclasses.asdict(self)
+        if not self.qk_norm:
+            del data["qk_norm"]
+        if not self.n_experts:
+            for key in _MOE_FIELDS:
+                del data[key]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict) -> ModelConfig:
@@ -536,6 +587,9 @@ class CausalSelfAttention(nn.Module):
         self.k_proj = nn.Linear(config.d_model, config.n_kv_heads * config.head_dim, bias=config.bias)
         self.v_proj = nn.Linear(config.d_model, config.n_kv_heads * config.head_dim, bias=config.bias)
         self.o_proj = nn.Linear(config.n_heads * config.head_dim, config.d_model, bias=config.bias)
+        # Qwen3: normalise each head's q and k (one gain vector of head_dim each) to tame the scores.
+        self.q_norm = RMSNorm(config.head_dim, config.norm_eps) if config.qk_norm else None
+        self.k_norm = RMSNorm(config.head_dim, config.norm_eps) if config.qk_norm else None
 
     def forward(
         self,
@@ -553,6 +607,8 @@ class CausalSelfAttention(nn.Module):
             q = self.q_proj(x).view(batch, seq, self.n_heads, self.head_dim).transpose(1, 2)
             k = self.k_proj(x).view(batch, seq, self.n_kv_heads, self.head_dim).transpose(1, 2)
             v = self.v_proj(x).view(batch, seq, self.n_kv_heads, self.head_dim).transpose(1, 2)
+            if self.q_norm is not None:  # Qwen3: RMSNorm of each head's q and k before RoPE
+                q, k = self.q_norm(q), self.k_norm(k)
             # 2. RoPE rotates q and k (never v): positions enter only through the q.k scores.
             if rope is not None:
                 cos, sin = rope
@@ -580,6 +636,9 @@ class CausalSelfAttention(nn.Module):
         heads = self.n_heads + 2 * self.n_kv_heads
         qkv = F.linear(x, *weight_bias).view(batch, seq, heads, self.head_dim).transpose(1, 2)
         qk, v = qkv.split([self.n_heads + self.n_kv_heads, self.n_kv_heads], dim=1)
+        if self.q_norm is not None:  # Qwen3: q and k have their own per-head norms before RoPE
+            q, k = qk.split([self.n_heads, self.n_kv_heads], dim=1)
+            qk = torch.cat([self.q_norm(q), self.k_norm(k)], dim=1)
         if rope is not None:
             qk = apply_rope(qk, *rope)
         q, k = qk.split([self.n_heads, self.n_kv_heads], dim=1)
@@ -628,13 +687,21 @@ class MLP(nn.Module):
 
 
 class SwiGLU(nn.Module):
-    """Llama MLP: ``down(silu(gate(x)) * up(x))``; the gate decides how much of ``up(x)`` passes."""
+    """Llama MLP: ``down(silu(gate(x)) * up(x))``; the gate decides how much of ``up(x)`` passes.
 
-    def __init__(self, config: ModelConfig):
+    ``SwiGLU(config)`` takes the sizes from a ``ModelConfig``; ``SwiGLU(d_model, d_ff, bias=...)``
+    builds one of any size (the experts of ``llmlab.moe.SparseMoE``).
+    """
+
+    def __init__(self, config: ModelConfig | int, d_ff: int | None = None, bias: bool = False):
         super().__init__()
-        self.gate = nn.Linear(config.d_model, config.d_ff, bias=config.bias)
-        self.up = nn.Linear(config.d_model, config.d_ff, bias=config.bias)
-        self.down = nn.Linear(config.d_ff, config.d_model, bias=config.bias)
+        if isinstance(config, ModelConfig):
+            d_model, d_ff, bias = config.d_model, config.d_ff, config.bias
+        else:
+            d_model = config
+        self.gate = nn.Linear(d_model, d_ff, bias=bias)
+        self.up = nn.Linear(d_model, d_ff, bias=bias)
+        self.down = nn.Linear(d_ff, d_model, bias=bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.down(F.silu(self.gate(x)) * self.up(x))
@@ -653,7 +720,12 @@ class Block(nn.Module):
         self.attn_norm = _make_norm(config)
         self.attn = CausalSelfAttention(config, layer_idx)
         self.mlp_norm = _make_norm(config)
-        self.mlp = SwiGLU(config) if config.mlp == "swiglu" else MLP(config)
+        if config.is_moe_layer(layer_idx):
+            from llmlab.moe import SparseMoE  # lazy: llmlab.moe builds its experts from SwiGLU
+
+            self.mlp = SparseMoE.from_config(config)  # router + experts, k of them per token
+        else:
+            self.mlp = SwiGLU(config) if config.mlp == "swiglu" else MLP(config)
         self.resid_dropout = nn.Dropout(config.dropout)
 
     def forward(self, x, rope=None, cache=None, need_weights=False):
@@ -940,7 +1012,8 @@ def _generate(model, input_ids, max_new_tokens, *, use_cache, sampler, eos_token
 
 
 def from_hf(hf_model) -> Transformer:
-    """Convert a Hugging Face ``GPT2LMHeadModel`` or ``LlamaForCausalLM`` (weights copied, nothing downloaded).
+    """Convert a Hugging Face ``GPT2LMHeadModel``, ``LlamaForCausalLM``, ``Qwen3ForCausalLM``,
+    ``MixtralForCausalLM`` or ``Qwen3MoeForCausalLM`` (weights copied, nothing downloaded).
 
     With internet (e.g. on Colab)::
 

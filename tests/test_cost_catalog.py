@@ -31,6 +31,16 @@ def test_every_model_number_has_a_source():
         assert entry["sources"]["config"].strip(), name
         assert entry["published_param_count_source"].strip(), name
         assert isinstance(entry["published_param_count"], int)
+        assert isinstance(entry.get("published_param_count_precision", 1), int)
+        if "published_active_param_count" in entry:
+            assert entry["published_active_source"].strip(), name
+            assert isinstance(entry["published_active_counts_embedding"], bool), name
+
+
+def test_todays_moe_models_are_in_the_catalog():
+    for name in ("deepseek-v3", "qwen3-30b-a3b", "gpt-oss-20b", "mixtral-8x7b-v0.1"):
+        assert get_model(name).is_moe, name
+    assert get_model("deepseek-v3").attention == "mla"
 
 
 def test_hardware_catalog_size_and_kinds():

@@ -36,6 +36,27 @@ TINY = {
     "gemma2-headdim": dict(model_type="gemma2", sliding_window=3, head_dim=12, **_COMMON),
     "phi3-sliding": dict(model_type="phi3", sliding_window=5, **_COMMON),
     "phi3-mqa": dict(model_type="phi3", **{**_COMMON, "num_key_value_heads": 1}),
+    "qwen3-qknorm-headdim": dict(model_type="qwen3", head_dim=12, **_COMMON),
+    "qwen3-sliding-tied": dict(model_type="qwen3", use_sliding_window=True, sliding_window=4, max_window_layers=1,
+                               tie_word_embeddings=True, **_COMMON),
+    "qwen3moe-dense-layers": dict(model_type="qwen3_moe", num_experts=6, num_experts_per_tok=2,
+                                  moe_intermediate_size=20, mlp_only_layers=[0], head_dim=12, **_COMMON),
+    "qwen3moe-sparse-step": dict(model_type="qwen3_moe", num_experts=5, num_experts_per_tok=3, moe_intermediate_size=16,
+                                 decoder_sparse_step=2, **_COMMON),
+    "qwen3moe-sliding": dict(model_type="qwen3_moe", num_experts=4, num_experts_per_tok=1, moe_intermediate_size=16,
+                             use_sliding_window=True, sliding_window=5, **_COMMON),
+    "deepseekv3-mla-shared": dict(model_type="deepseek_v3", n_routed_experts=8, num_experts_per_tok=2,
+                                  moe_intermediate_size=16, n_shared_experts=2, first_k_dense_replace=1, n_group=2,
+                                  topk_group=1, q_lora_rank=24, kv_lora_rank=20, qk_nope_head_dim=8,
+                                  qk_rope_head_dim=4, v_head_dim=6,
+                                  **{**_COMMON, "num_key_value_heads": 4}),
+    "deepseekv3-no-qlora-bias": dict(model_type="deepseek_v3", n_routed_experts=4, num_experts_per_tok=3,
+                                     moe_intermediate_size=12, n_shared_experts=1, first_k_dense_replace=2, n_group=1,
+                                     topk_group=1, q_lora_rank=None, kv_lora_rank=16, qk_nope_head_dim=6,
+                                     qk_rope_head_dim=2, v_head_dim=10, attention_bias=True,
+                                     **{**_COMMON, "num_key_value_heads": 4}),
+    "gptoss-sinks-biases": dict(model_type="gpt_oss", num_local_experts=4, num_experts_per_tok=2, sliding_window=4,
+                                head_dim=12, **_COMMON),
 }
 
 
@@ -89,6 +110,42 @@ def test_kv_cache_bytes_match_hf_cache(name):
         assert _cache_bytes(out2) == spec.kv_cache_bytes(10, batch=2, bytes_per_value=4)
 
 
+def _hf_active_params(model, config: dict) -> int:
+    """HF's parameters minus, in every experts container (3-D tensors, one slice per expert), the
+    share of the experts a token is not routed to: (E - k) / E of each tensor."""
+    k = config.get("num_experts_per_tok", 1)
+    skipped = 0
+    for module in model.modules():
+        if type(module).__name__.endswith("Experts"):
+            E = module.num_experts
+            for p in module.parameters(recurse=False):
+                assert p.shape[0] == E and p.numel() % E == 0
+                skipped += (E - k) * (p.numel() // E)
+    return _n_params(model) - skipped
+
+
+@pytest.mark.parametrize("name", sorted(TINY))
+def test_active_param_count_matches_hf_exactly(name):
+    spec = ModelSpec.from_hf_config(TINY[name])
+    model = _hf_model(TINY[name], device="meta")
+    assert spec.active_param_count() == _hf_active_params(model, TINY[name])
+    if spec.is_moe:
+        assert spec.active_param_count() < spec.param_count()
+
+
+def test_moe_layout_fields_follow_hf():
+    qwen = ModelSpec.from_hf_config(TINY["qwen3moe-sparse-step"])
+    assert qwen.mlp_types == ("dense", "moe", "dense", "moe")  # (i + 1) % decoder_sparse_step == 0
+    assert ModelSpec.from_hf_config(TINY["qwen3moe-dense-layers"]).mlp_types == ("dense", "moe", "moe", "moe")
+    ds = ModelSpec.from_hf_config(TINY["deepseekv3-mla-shared"])
+    assert ds.mlp_types == ("dense", "moe", "moe", "moe") and ds.attention == "mla"
+    assert ds.kv_values_per_position == 20 + 4  # the latent and the shared rotary key
+    assert ds.breakdown()["shared_experts"] == 3 * 3 * 32 * (2 * 16)
+    oss = ModelSpec.from_hf_config(TINY["gptoss-sinks-biases"])
+    assert oss.layer_types == ("sliding", "full", "sliding", "full")
+    assert oss.breakdown()["router"] == 4 * (32 * 4 + 4)  # router weights and biases
+
+
 def test_sliding_window_conventions():
     spec = ModelSpec.from_hf_config(TINY["mistral-sliding"])  # window 4 on every layer
     assert spec.kv_tokens_stored(9) == [3] * 4  # HF keeps window - 1 between passes
@@ -122,10 +179,46 @@ CATALOG = sorted(load_model_catalog())
 
 @pytest.mark.parametrize("name", CATALOG)
 def test_catalog_param_counts_exact_on_meta_device(name):
+    """Exact against HF on the meta device; against the published figure within one unit of its
+    last digit (``published_param_count_precision``; vendors round or truncate: Qwen's "3.3B" is
+    3.353e9), exact where the source gives an exact count (precision 1)."""
     entry = model_entry(name)
     spec = get_model(name)
     model = _hf_model(entry["config"], device="meta")
-    assert spec.param_count() == _n_params(model) == entry["published_param_count"]
+    assert spec.param_count() == _n_params(model)
+    assert abs(spec.param_count() - entry["published_param_count"]) < entry.get("published_param_count_precision", 1)
+    assert spec.active_param_count() == _hf_active_params(model, entry["config"])
+    if "published_active_param_count" in entry:
+        active = spec.active_param_count(count_embedding=entry["published_active_counts_embedding"])
+        assert abs(active - entry["published_active_param_count"]) < entry["published_active_precision"]
+
+
+def test_todays_moe_models_exact_counts():
+    """The exact figures (each equal to the HF meta-device model, see the test above)."""
+    expected = {  # total, active (embedding counted), active without the embedding table
+        "qwen3-30b-a3b": (30_532_122_624, 3_353_032_704, 3_041_867_776),
+        "deepseek-v3": (671_026_404_352, 37_552_282_624, 36_625_603_584),
+        "gpt-oss-20b": (20_914_757_184, 4_187_440_704, 3_608_307_264),
+        "mixtral-8x7b-v0.1": (46_702_792_704, 12_879_925_248, 12_748_853_248),
+    }
+    for name, (total, active, active_no_emb) in expected.items():
+        spec = get_model(name)
+        assert (spec.param_count(), spec.active_param_count(), spec.active_param_count(count_embedding=False)) == (
+            total, active, active_no_emb), name
+    assert get_model("qwen3-8b").param_count() == 8_190_735_360
+    # the chapter's "≈5.5 %" for DeepSeek-V3 holds with DeepSeek's own convention (no embedding table)
+    ds = get_model("deepseek-v3")
+    assert round(100 * ds.active_param_count(count_embedding=False) / ds.param_count(), 1) == 5.5
+
+
+def test_latent_attention_caches_the_latent():
+    ds = get_model("deepseek-v3")
+    assert ds.kv_values_per_position == 512 + 64
+    assert ds.kv_bytes_per_token() == 61 * 576 * 2  # 70,272 bytes per token in bf16
+    expanded = 61 * 128 * (192 + 128) * 2  # what caching per-head keys and values would take
+    assert expanded / ds.kv_bytes_per_token() == pytest.approx(71.1, abs=0.05)
+    assert get_model("gpt-oss-20b").kv_bytes_per_token() == 24 * 2 * 8 * 64 * 2
+    assert get_model("qwen3-30b-a3b").kv_bytes_per_token() == 48 * 2 * 4 * 128 * 2
 
 
 def test_published_counts_and_kv_per_token():

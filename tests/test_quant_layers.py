@@ -184,6 +184,7 @@ def test_quantized_model_generates_like_generate_expects():
 # ----------------------------------------------------------------------------------------------
 
 
+@torch.no_grad()
 def test_quantized_cache_follows_the_kvcache_protocol_and_stays_close():
     model = tiny_llama()
     ids = torch.randint(0, 96, (2, 50))
@@ -202,6 +203,7 @@ def test_quantized_cache_follows_the_kvcache_protocol_and_stays_close():
     assert cache.nbytes < 0.4 * fcache.nbytes
 
 
+@torch.no_grad()
 def test_crop_and_reset():
     model = tiny_llama()
     ids = torch.randint(0, 96, (1, 40))

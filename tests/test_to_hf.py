@@ -87,5 +87,10 @@ def test_unsupported_models_are_refused():
         to_hf(Transformer(ModelConfig.gpt2_style(vocab_size=VOCAB, d_model=16, n_layers=1, n_heads=2, bias=False)))
     with pytest.raises(ValueError, match="LoRA"):
         to_hf(lora.add_lora(Transformer(CONFIGS["llama-gqa"]), ["q_proj"], r=2, alpha=4))
+    small = dict(vocab_size=VOCAB, d_model=16, n_layers=1, n_heads=2)
+    with pytest.raises(ValueError, match="q/k norms"):
+        to_hf(Transformer(ModelConfig.llama_style(**small, qk_norm=True)))
+    with pytest.raises(ValueError, match="mixture-of-experts"):
+        to_hf(Transformer(ModelConfig.llama_style(**small, n_experts=4, n_experts_per_token=2)))
     with pytest.raises(TypeError):
         to_hf(torch.nn.Linear(2, 2))

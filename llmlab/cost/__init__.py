@@ -5,7 +5,8 @@ architectures, one idea per module:
 
 - ``basics``: the textbook formulas (12·L·d², N·bytes, 2·L·n·d·B for the KV cache, "does it fit?").
 - ``spec``: ``ModelSpec``, a real architecture read from its ``config.json``; exact parameter
-  counts (equal to the Hugging Face model's), active parameters of an MoE, KV bytes, FLOPs.
+  counts (equal to the Hugging Face model's), active parameters of an MoE (Mixtral, Qwen3-MoE,
+  DeepSeek-V3 with latent attention and shared experts, gpt-oss), KV bytes, FLOPs.
 - ``formats``: bits per weight of fp16, int8, llama.cpp Q8_0/Q4_0, GPTQ 4-bit, per tensor kind.
 - ``hardware`` and ``catalog``: ``Hardware`` and the shipped catalogs of models and devices,
   every number with its source.

@@ -131,7 +131,18 @@ def spec_from_llmlab(config, name: str = "llmlab-model") -> ModelSpec:
         tie_word_embeddings=config.tie_embeddings, gated_mlp=config.mlp == "swiglu", qkv_bias=config.bias,
         o_bias=config.bias, mlp_bias=config.bias, norm=config.norm, norms_per_layer=2,
         learned_positions=config.max_seq_len if config.pos_encoding == "learned" else 0,
+        qk_norm=getattr(config, "qk_norm", False), **_moe_fields(config),
     )
+
+
+def _moe_fields(config) -> dict:
+    """The MoE fields of ``ModelSpec`` for an llmlab config with ``n_experts > 0`` (else none)."""
+    n_experts = getattr(config, "n_experts", 0)
+    if not n_experts:
+        return {}
+    return dict(n_experts=n_experts, experts_per_token=config.n_experts_per_token,
+                moe_intermediate_size=config.moe_d_ff, n_shared_experts=config.n_shared_experts,
+                mlp_types=tuple("moe" if config.is_moe_layer(i) else "dense" for i in range(config.n_layers)))
 
 
 @torch.inference_mode()

@@ -9,7 +9,16 @@ KV cache for Llama-3 or Qwen2.5), count the embedding once for untied models (13
 Llama-2-7B) or model a gated MLP as a plain one.
 
 ``param_count()`` matches, exactly, the number of parameters of the Hugging Face model built from
-the same config (the tests check this on ``torch.device("meta")`` for every supported type).
+the same config (the tests check this on ``torch.device("meta")`` for every supported type), and so
+does ``active_param_count()`` for mixtures of experts: the HF parameters minus the routed experts a
+token skips.
+
+Today's mixtures of experts add a few shapes, each a field below: experts narrower than the dense
+MLP (``moe_intermediate_size``), always-on shared experts (DeepSeek), dense layers before or between
+the sparse ones (``mlp_types``), biases on the router and experts and per-head attention sinks
+(gpt-oss), q/k norms (Qwen3), and DeepSeek's multi-head latent attention (``attention="mla"``), which
+projects keys and values through a small latent and caches only that latent plus one shared
+rotary key per position.
 """
 
 from __future__ import annotations
@@ -19,7 +28,8 @@ from numbers import Integral
 
 __all__ = ["ModelSpec", "SUPPORTED_MODEL_TYPES", "SLIDING_CONVENTIONS"]
 
-SUPPORTED_MODEL_TYPES = ("gpt2", "llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3")
+SUPPORTED_MODEL_TYPES = ("gpt2", "llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3",
+                         "qwen3", "qwen3_moe", "deepseek_v3", "gpt_oss")
 
 # How many positions a sliding-window layer keeps in its cache after a forward pass:
 #   "hf":     min(tokens, window - 1). Hugging Face transformers 5.24 (DynamicSlidingWindowLayer)
@@ -56,6 +66,25 @@ _HF_DEFAULTS: dict[str, dict] = {
     "phi3": dict(vocab_size=32064, hidden_size=3072, intermediate_size=8192, num_hidden_layers=32,
                  num_attention_heads=32, num_key_value_heads=None, head_dim=None,
                  max_position_embeddings=4096, tie_word_embeddings=False, sliding_window=None),
+    "qwen3": dict(vocab_size=151936, hidden_size=4096, intermediate_size=22016, num_hidden_layers=32,
+                  num_attention_heads=32, num_key_value_heads=32, head_dim=128,
+                  max_position_embeddings=32768, tie_word_embeddings=False, attention_bias=False,
+                  use_sliding_window=False, sliding_window=4096, max_window_layers=28, layer_types=None),
+    # Qwen3MoeConfig has no head_dim field: the attention reads getattr(config, "head_dim", hidden/heads).
+    "qwen3_moe": dict(vocab_size=151936, hidden_size=2048, intermediate_size=6144, num_hidden_layers=24,
+                      num_attention_heads=32, num_key_value_heads=4, head_dim=None,
+                      max_position_embeddings=32768, tie_word_embeddings=False, attention_bias=False,
+                      use_sliding_window=False, sliding_window=4096, decoder_sparse_step=1,
+                      moe_intermediate_size=768, num_experts_per_tok=8, num_experts=128, mlp_only_layers=None),
+    "deepseek_v3": dict(vocab_size=129280, hidden_size=7168, intermediate_size=18432, moe_intermediate_size=2048,
+                        num_hidden_layers=61, num_attention_heads=128, num_key_value_heads=128, n_shared_experts=1,
+                        n_routed_experts=256, kv_lora_rank=512, q_lora_rank=1536, qk_rope_head_dim=64,
+                        v_head_dim=128, qk_nope_head_dim=128, num_experts_per_tok=8, first_k_dense_replace=3,
+                        max_position_embeddings=4096, tie_word_embeddings=False, attention_bias=False),
+    "gpt_oss": dict(vocab_size=201088, hidden_size=2880, intermediate_size=2880, num_hidden_layers=36,
+                    num_attention_heads=64, num_key_value_heads=8, head_dim=64, num_local_experts=128,
+                    num_experts_per_tok=4, max_position_embeddings=131072, tie_word_embeddings=False,
+                    sliding_window=128, layer_types=None, attention_bias=True),
 }
 
 
@@ -114,6 +143,20 @@ class ModelSpec:
     experts_per_token: int = 1
     layer_types: tuple[str, ...] = field(default=())
     sliding_window: int | None = None
+    # Mixtures of experts beyond Mixtral's shape
+    moe_intermediate_size: int | None = None  # width of one routed expert (None: intermediate_size)
+    n_shared_experts: int = 0  # always-on experts, each moe_intermediate_size wide (DeepSeek)
+    mlp_types: tuple[str, ...] = field(default=())  # "dense"/"moe" per layer (empty: all "moe" if n_experts > 1)
+    router_bias: bool = False  # gpt-oss
+    attention_sinks: bool = False  # gpt-oss: one learned logit per head and layer
+    qk_norm: bool = False  # Qwen3: an RMSNorm gain of head_dim for q and one for k, per layer
+    # Multi-head latent attention (DeepSeek-V2/V3), attention="mla"
+    attention: str = "mha"  # "mha" covers MHA, GQA and MQA
+    q_lora_rank: int | None = None  # None: queries use a full projection
+    kv_lora_rank: int = 0
+    qk_nope_head_dim: int = 0
+    qk_rope_head_dim: int = 0
+    v_head_dim: int = 0
 
     # -- construction ------------------------------------------------------------------------
 
@@ -144,6 +187,22 @@ class ModelSpec:
                 raise ValueError("layer_types has sliding layers but sliding_window is None")
             _int_field(self.sliding_window, "sliding_window")
         object.__setattr__(self, "layer_types", types)
+        if self.moe_intermediate_size is not None:
+            _int_field(self.moe_intermediate_size, "moe_intermediate_size")
+        _int_field(self.n_shared_experts, "n_shared_experts", allow_zero=True)
+        mlp = tuple(self.mlp_types) or ("moe" if self.is_moe else "dense",) * self.n_layers
+        if len(mlp) != self.n_layers or not set(mlp) <= {"dense", "moe"}:
+            raise ValueError(f"mlp_types must list 'dense' or 'moe' for each of the {self.n_layers} layers, got {mlp}")
+        if "moe" in mlp and not self.is_moe:
+            raise ValueError("mlp_types has 'moe' layers but n_experts is 1")
+        object.__setattr__(self, "mlp_types", mlp)
+        if self.attention not in ("mha", "mla"):
+            raise ValueError(f"attention must be 'mha' or 'mla', got {self.attention!r}")
+        if self.attention == "mla":
+            for name in ("kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"):
+                _int_field(getattr(self, name), name)
+            if self.q_lora_rank is not None:
+                _int_field(self.q_lora_rank, "q_lora_rank")
 
     @classmethod
     def from_hf_config(cls, config: dict, name: str | None = None) -> "ModelSpec":
@@ -162,6 +221,9 @@ class ModelSpec:
         name = name or config.get("_name_or_path") or model_type
         if model_type == "gpt2":
             return cls._from_gpt2(cfg, name)
+
+        if model_type == "deepseek_v3":
+            return cls._from_deepseek_v3(cfg, name)
 
         hidden, n_heads = cfg["hidden_size"], cfg["num_attention_heads"]
         n_kv = cfg.get("num_key_value_heads") or n_heads
@@ -205,7 +267,61 @@ class ModelSpec:
                 types = tuple("sliding" if (i + 1) % 2 else "full" for i in range(n_layers))
             return cls(**common, qkv_bias=bias, o_bias=bias, norms_per_layer=4, layer_types=types,
                        sliding_window=window)
+        if model_type in ("qwen3", "qwen3_moe"):
+            # Qwen2's layout with q/k norms and no q/k/v biases (unless attention_bias). Qwen3 slides
+            # from max_window_layers on; Qwen3-MoE slides on every layer when use_sliding_window.
+            bias = bool(cfg["attention_bias"])
+            window = window if cfg["use_sliding_window"] else None
+            if model_type == "qwen3":
+                types = _hf_layer_types(cfg.get("layer_types"), n_layers)
+                if types is None:
+                    types = tuple("sliding" if window is not None and i >= cfg["max_window_layers"] else "full"
+                                  for i in range(n_layers))
+                return cls(**common, qkv_bias=bias, o_bias=bias, qk_norm=True, layer_types=types,
+                           sliding_window=window)
+            # A layer is sparse unless listed in mlp_only_layers or off the decoder_sparse_step grid.
+            only, step = set(cfg["mlp_only_layers"] or []), cfg["decoder_sparse_step"]
+            n_experts = cfg["num_experts"]
+            mlp = tuple("moe" if n_experts > 0 and i not in only and (i + 1) % step == 0 else "dense"
+                        for i in range(n_layers))
+            return cls(**common, qkv_bias=bias, o_bias=bias, qk_norm=True,
+                       layer_types=("sliding",) * n_layers if window is not None else (), sliding_window=window,
+                       n_experts=max(n_experts, 1), experts_per_token=cfg["num_experts_per_tok"],
+                       moe_intermediate_size=cfg["moe_intermediate_size"], mlp_types=mlp)
+        if model_type == "gpt_oss":
+            # Biases on q, k, v, o, the router and the experts; a learned "sink" logit per head;
+            # layers alternate sliding / full, starting with a sliding one.
+            types = _hf_layer_types(cfg.get("layer_types"), n_layers)
+            if types is None:
+                types = tuple("sliding" if (i + 1) % 2 else "full" for i in range(n_layers))
+            bias = bool(cfg["attention_bias"])
+            return cls(**common, qkv_bias=bias, o_bias=bias, mlp_bias=True, router_bias=True,
+                       attention_sinks=True, n_experts=cfg["num_local_experts"],
+                       experts_per_token=cfg["num_experts_per_tok"], layer_types=types, sliding_window=window)
         raise AssertionError(model_type)  # pragma: no cover
+
+    @classmethod
+    def _from_deepseek_v3(cls, cfg: dict, name: str) -> "ModelSpec":
+        # Multi-head latent attention; the first ``first_k_dense_replace`` layers keep a dense MLP of
+        # intermediate_size, the others route to n_routed_experts of moe_intermediate_size plus
+        # n_shared_experts always-on experts. (transformers 5.24 ignores moe_layer_freq and builds
+        # no multi-token-prediction layer: num_nextn_predict_layers does not change the count.)
+        n_layers, n_heads = cfg["num_hidden_layers"], cfg["num_attention_heads"]
+        bias = bool(cfg["attention_bias"])
+        nope, rope = cfg["qk_nope_head_dim"], cfg["qk_rope_head_dim"]
+        first_dense = min(cfg["first_k_dense_replace"], n_layers)
+        return cls(
+            name=name, model_type="deepseek_v3", vocab_size=cfg["vocab_size"], hidden_size=cfg["hidden_size"],
+            n_layers=n_layers, n_heads=n_heads, n_kv_heads=n_heads, head_dim=nope + rope,
+            intermediate_size=cfg["intermediate_size"], max_position_embeddings=cfg["max_position_embeddings"],
+            tie_word_embeddings=bool(cfg["tie_word_embeddings"]), gated_mlp=True, norm="rmsnorm",
+            qkv_bias=bias, o_bias=bias, n_experts=cfg["n_routed_experts"],
+            experts_per_token=cfg["num_experts_per_tok"], moe_intermediate_size=cfg["moe_intermediate_size"],
+            n_shared_experts=cfg["n_shared_experts"] or 0,
+            mlp_types=("dense",) * first_dense + ("moe",) * (n_layers - first_dense),
+            attention="mla", q_lora_rank=cfg["q_lora_rank"], kv_lora_rank=cfg["kv_lora_rank"],
+            qk_nope_head_dim=nope, qk_rope_head_dim=rope, v_head_dim=cfg["v_head_dim"],
+        )
 
     @classmethod
     def _from_gpt2(cls, cfg: dict, name: str) -> "ModelSpec":
@@ -244,31 +360,64 @@ class ModelSpec:
         """Width of all key (or value) heads together, ``n_kv_heads · head_dim``."""
         return self.n_kv_heads * self.head_dim
 
-    def _per_layer(self) -> dict[str, int]:
-        h, ffn = self.hidden_size, self.intermediate_size
+    @property
+    def expert_size(self) -> int:
+        """Width of one routed expert: ``moe_intermediate_size``, or ``intermediate_size`` (Mixtral)."""
+        return self.moe_intermediate_size or self.intermediate_size
+
+    def _attention(self) -> tuple[int, int]:
+        """``(matrices, vectors)`` of one layer's attention: weights; biases, internal norms, sinks."""
+        h, H = self.hidden_size, self.n_heads
+        sinks = H if self.attention_sinks else 0
+        if self.attention == "mla":
+            qk, v, r, c = self.qk_nope_head_dim + self.qk_rope_head_dim, self.v_head_dim, self.q_lora_rank, self.kv_lora_rank
+            # queries: h -> q_lora -> heads (or h -> heads); keys/values: h -> latent c (+ one shared
+            # rotary key), latent -> per-head no-rope keys and values; output: heads·v -> h.
+            q = h * r + r * H * qk if r else h * H * qk
+            mats = q + h * (c + self.qk_rope_head_dim) + c * H * (self.qk_nope_head_dim + v) + H * v * h
+            biases = ((r or 0) + c + self.qk_rope_head_dim if self.qkv_bias else 0) + (h if self.o_bias else 0)
+            norms = (r or 0) + c  # RMSNorm on the query latent and on the kv latent
+            return mats, biases + norms + sinks
+        mats = h * self.q_dim + 2 * h * self.kv_dim + self.q_dim * h
+        biases = (self.q_dim + 2 * self.kv_dim if self.qkv_bias else 0) + (h if self.o_bias else 0)
+        return mats, biases + (2 * self.head_dim if self.qk_norm else 0) + sinks
+
+    def _mlp(self, width: int) -> tuple[int, int]:
+        """``(matrices, vectors)`` of one MLP (or expert) of hidden width ``width``."""
         n_mats = 3 if self.gated_mlp else 2
-        return {
-            "attn_weights": h * self.q_dim + 2 * h * self.kv_dim + self.q_dim * h,
-            "attn_biases": (self.q_dim + 2 * self.kv_dim if self.qkv_bias else 0) + (h if self.o_bias else 0),
-            "expert_weights": n_mats * h * ffn,  # one expert (or the dense MLP)
-            "expert_biases": ((n_mats - 1) * ffn + h) if self.mlp_bias else 0,
-            "router": h * self.n_experts if self.is_moe else 0,
-            "norms": self.norms_per_layer * h * (2 if self.norm == "layernorm" else 1),
-        }
+        return n_mats * self.hidden_size * width, ((n_mats - 1) * width + self.hidden_size) if self.mlp_bias else 0
+
+    def _layer(self, kind: str, experts: float) -> dict[str, float]:
+        """Parameters of one layer of ``kind`` "dense" or "moe" with ``experts`` routed experts counted."""
+        attn_m, attn_v = self._attention()
+        norms = self.norms_per_layer * self.hidden_size * (2 if self.norm == "layernorm" else 1)
+        if kind == "dense":
+            mlp_m, mlp_v = self._mlp(self.intermediate_size)
+            return {"attn_m": attn_m, "attn_v": attn_v, "mlp_m": mlp_m, "mlp_v": mlp_v, "norms": norms}
+        exp_m, exp_v = self._mlp(self.expert_size)
+        shared_m, shared_v = self._mlp(self.n_shared_experts * self.expert_size) if self.n_shared_experts else (0, 0)
+        return {"attn_m": attn_m, "attn_v": attn_v, "mlp_m": experts * exp_m, "mlp_v": experts * exp_v,
+                "shared_m": shared_m, "shared_v": shared_v, "router_m": self.hidden_size * self.n_experts,
+                "router_v": self.n_experts if self.router_bias else 0, "norms": norms}
+
+    def _layers(self, experts: float | None = None) -> list[dict[str, float]]:
+        E = self.n_experts if experts is None else experts
+        return [self._layer(kind, E) for kind in self.mlp_types]
 
     def breakdown(self) -> dict[str, int]:
-        """Parameter count by part: ``embedding``, ``positions``, ``attention``, ``mlp`` (all experts
-        for an MoE), ``router``, ``norms`` (including the final one), ``head`` (0 when tied) and
-        ``total``. :meth:`explain` prints the same with the formulas."""
-        p = self._per_layer()
-        L, h, V = self.n_layers, self.hidden_size, self.vocab_size
+        """Parameter count by part: ``embedding``, ``positions``, ``attention``, ``mlp`` (dense MLPs and
+        every routed expert), ``shared_experts``, ``router``, ``norms`` (including the final one),
+        ``head`` (0 when tied) and ``total``. :meth:`explain` prints the same with the formulas."""
+        layers = self._layers()
+        h, V = self.hidden_size, self.vocab_size
         parts = {
             "embedding": V * h,
             "positions": self.learned_positions * h,
-            "attention": L * (p["attn_weights"] + p["attn_biases"]),
-            "mlp": L * self.n_experts * (p["expert_weights"] + p["expert_biases"]),
-            "router": L * p["router"],
-            "norms": L * p["norms"] + h * (2 if self.norm == "layernorm" else 1),
+            "attention": sum(p["attn_m"] + p["attn_v"] for p in layers),
+            "mlp": sum(p["mlp_m"] + p["mlp_v"] for p in layers),
+            "shared_experts": sum(p.get("shared_m", 0) + p.get("shared_v", 0) for p in layers),
+            "router": sum(p.get("router_m", 0) + p.get("router_v", 0) for p in layers),
+            "norms": sum(p["norms"] for p in layers) + h * (2 if self.norm == "layernorm" else 1),
             "head": 0 if self.tie_word_embeddings else V * h,
         }
         parts["total"] = sum(parts.values())
@@ -278,59 +427,81 @@ class ModelSpec:
         """Total number of parameters (every expert counted), exactly as in the HF model."""
         return self.breakdown()["total"]
 
-    def active_param_count(self) -> int:
-        """Parameters a single token uses: everything except the experts it is not routed to.
+    def active_param_count(self, count_embedding: bool = True) -> int:
+        """Parameters a single token uses: everything except the routed experts it is not sent to.
 
-        Counts the embedding table, router and head, as Mistral's "12.9 B active" for Mixtral does.
-        For a dense model it equals :meth:`param_count`.
+        Router, shared experts and head always count. Vendors disagree on the embedding table, of
+        which a token reads one row: Mistral's "12.9 B active" for Mixtral and Qwen's "3.3 B" for
+        Qwen3-30B-A3B count it (the default); OpenAI's 3.6 B for gpt-oss-20b and DeepSeek's 37 B
+        for DeepSeek-V3 do not (``count_embedding=False``; a tied table stays, being the head).
+        For a dense model with the default it equals :meth:`param_count`.
         """
-        p = self._per_layer()
-        unused = self.n_layers * (self.n_experts - self.experts_per_token)
-        return self.param_count() - unused * (p["expert_weights"] + p["expert_biases"])
+        exp_m, exp_v = self._mlp(self.expert_size)
+        n_moe = self.mlp_types.count("moe")
+        active = self.param_count() - n_moe * (self.n_experts - self.experts_per_token) * (exp_m + exp_v)
+        if not count_embedding and not self.tie_word_embeddings:
+            active -= self.vocab_size * self.hidden_size
+        return active
 
     def tensor_groups(self, experts: float | None = None) -> dict[str, float]:
         """Parameters grouped by how formats store them: ``embedding`` (token table when untied,
         plus learned positions), ``head`` (output projection, which is the embedding table when
         tied), ``matrices`` (2-D weights in the blocks) and ``vectors`` (norms and biases).
 
-        ``experts`` counts how many experts per layer to include (default: all of them); a
-        non-integer is allowed for the expected number touched by a batch.
+        ``experts`` counts how many routed experts per MoE layer to include (default: all of
+        them); a non-integer is allowed for the expected number touched by a batch.
         """
-        p = self._per_layer()
-        E = self.n_experts if experts is None else experts
+        layers = self._layers(experts)
         h, V = self.hidden_size, self.vocab_size
         return {
             "embedding": (0 if self.tie_word_embeddings else V * h) + self.learned_positions * h,
             "head": V * h,
-            "matrices": self.n_layers * (p["attn_weights"] + E * p["expert_weights"] + p["router"]),
-            "vectors": self.n_layers * (p["attn_biases"] + E * p["expert_biases"] + p["norms"])
-            + h * (2 if self.norm == "layernorm" else 1),
+            "matrices": sum(p["attn_m"] + p["mlp_m"] + p.get("shared_m", 0) + p.get("router_m", 0) for p in layers),
+            "vectors": sum(p["attn_v"] + p["mlp_v"] + p.get("shared_v", 0) + p.get("router_v", 0) + p["norms"]
+                           for p in layers) + h * (2 if self.norm == "layernorm" else 1),
         }
 
     def explain(self) -> str:
         """A small table of where the parameters are, with the formula of each line."""
-        h, V, L, ffn = self.hidden_size, self.vocab_size, self.n_layers, self.intermediate_size
+        h, V, L = self.hidden_size, self.vocab_size, self.n_layers
         b = self.breakdown()
         mats = "3" if self.gated_mlp else "2"
-        experts = f"{self.n_experts}·" if self.is_moe else ""
+        n_moe = self.mlp_types.count("moe")
+        n_dense = L - n_moe
+        if self.attention == "mla":
+            attention = (f"L·(q: h·{self.q_lora_rank}+{self.q_lora_rank}·H·{self.qk_nope_head_dim + self.qk_rope_head_dim}"
+                         f" + kv: h·({self.kv_lora_rank}+{self.qk_rope_head_dim}) + {self.kv_lora_rank}·H·"
+                         f"({self.qk_nope_head_dim}+{self.v_head_dim}) + o: H·{self.v_head_dim}·h + norms), "
+                         f"H={self.n_heads}, latent attention")
+        else:
+            attention = (f"L·(h·H·hd + 2·h·KV·hd + H·hd·h) = {L}·({h}·{self.n_heads}·{self.head_dim} "
+                         f"+ 2·{h}·{self.n_kv_heads}·{self.head_dim} + …)")
+            attention += " + biases" if self.qkv_bias or self.o_bias else ""
+            attention += " + q/k norms" if self.qk_norm else ""
+            attention += " + sinks" if self.attention_sinks else ""
+        mlp = []
+        if n_dense:
+            mlp.append(f"{n_dense}·{mats}·h·I = {n_dense}·{mats}·{h}·{self.intermediate_size}")
+        if n_moe:
+            mlp.append(f"{n_moe}·{self.n_experts}·{mats}·h·I_e = {n_moe}·{self.n_experts}·{mats}·{h}·{self.expert_size}")
         rows = [
             ("embedding", f"V·h = {V}·{h}", b["embedding"]),
             ("positions", f"P·h = {self.learned_positions}·{h}", b["positions"]),
-            ("attention", f"L·(h·H·hd + 2·h·KV·hd + H·hd·h) = {L}·({h}·{self.n_heads}·{self.head_dim} "
-                          f"+ 2·{h}·{self.n_kv_heads}·{self.head_dim} + …)"
-                          + (" + biases" if self.qkv_bias or self.o_bias else ""), b["attention"]),
-            ("mlp", f"L·{experts}{mats}·h·I = {L}·{experts}{mats}·{h}·{ffn}" + (" + biases" if self.mlp_bias else ""),
-             b["mlp"]),
-            ("router", f"L·h·E = {L}·{h}·{self.n_experts}", b["router"]),
+            ("attention", attention, b["attention"]),
+            ("mlp", " + ".join(mlp) + (" + biases" if self.mlp_bias else ""), b["mlp"]),
+            ("shared_experts", f"{n_moe}·{mats}·h·({self.n_shared_experts}·I_e)", b["shared_experts"]),
+            ("router", f"{n_moe}·h·E = {n_moe}·{h}·{self.n_experts}" + (" + biases" if self.router_bias else ""),
+             b["router"]),
             ("norms", f"(L·{self.norms_per_layer} + 1)·h{'·2' if self.norm == 'layernorm' else ''}", b["norms"]),
             ("head", "tied: shares the embedding" if self.tie_word_embeddings else f"V·h = {V}·{h}", b["head"]),
         ]
         lines = [f"{self.name} ({self.model_type})"]
-        lines += [f"  {k:<10} {v:>16,}  {f}" for k, f, v in rows if v or k in ("head",)]
-        lines.append(f"  {'total':<10} {b['total']:>16,}")
+        lines += [f"  {k:<14} {v:>16,}  {f}" for k, f, v in rows if v or k in ("head",)]
+        lines.append(f"  {'total':<14} {b['total']:>16,}")
         if self.is_moe:
-            lines.append(f"  {'active':<10} {self.active_param_count():>16,}  "
-                         f"(top-{self.experts_per_token} of {self.n_experts} experts per token)")
+            shared = f" + {self.n_shared_experts} shared" if self.n_shared_experts else ""
+            lines.append(f"  {'active':<14} {self.active_param_count():>16,}  "
+                         f"(top-{self.experts_per_token} of {self.n_experts} experts per token{shared})")
         return "\n".join(lines)
 
     # -- KV cache ----------------------------------------------------------------------------
@@ -348,7 +519,9 @@ class ModelSpec:
     def kv_cache_bytes(self, tokens: int, batch: int = 1, bytes_per_value: float = 2, sliding: str = "hf") -> int:
         """Bytes of keys and values cached after ``tokens`` tokens for ``batch`` sequences.
 
-        Per layer: ``2 · batch · n_kv_heads · head_dim · stored_tokens · bytes_per_value``. With the
+        Per layer: ``batch · kv_values_per_position · stored_tokens · bytes_per_value``, that is
+        ``2 · n_kv_heads · head_dim`` values per position, or ``kv_lora_rank + qk_rope_head_dim``
+        for latent attention (transformers 5.24's DeepSeek-V3 caches the latent). With the
         default ``sliding="hf"`` this is exactly what transformers 5.24's ``DynamicCache`` holds:
         full-attention layers keep every position; sliding-window layers (Mistral-7B-v0.1,
         Phi-3-mini-4k, Gemma-2's even layers, Qwen2 with ``use_sliding_window``) keep
@@ -360,8 +533,17 @@ class ModelSpec:
         if not (isinstance(bytes_per_value, (int, float)) and bytes_per_value > 0):
             raise ValueError(f"bytes_per_value must be a number > 0, got {bytes_per_value!r}")
         stored = sum(self.kv_tokens_stored(tokens, sliding))
-        total = 2 * batch * self.kv_dim * stored * bytes_per_value
+        total = batch * self.kv_values_per_position * stored * bytes_per_value
         return int(round(total))
+
+    @property
+    def kv_values_per_position(self) -> int:
+        """Numbers one layer caches per position: ``2 · n_kv_heads · head_dim`` (a key and a value per
+        K/V head), or for latent attention the latent plus the shared rotary key,
+        ``kv_lora_rank + qk_rope_head_dim`` (DeepSeek-V3: 512 + 64 = 576 instead of 2·128·192)."""
+        if self.attention == "mla":
+            return self.kv_lora_rank + self.qk_rope_head_dim
+        return 2 * self.kv_dim
 
     def kv_bytes_per_token(self, bytes_per_value: float = 2) -> int:
         """KV bytes one more token adds while no window is full: ``2 · L · n_kv_heads · head_dim · B``.
@@ -373,9 +555,17 @@ class ModelSpec:
     # -- FLOPs -------------------------------------------------------------------------------
 
     def _matmul_params_per_token(self) -> int:
-        """Weights one token multiplies by in the blocks (attention, active experts, router)."""
-        p = self._per_layer()
-        return self.n_layers * (p["attn_weights"] + self.experts_per_token * p["expert_weights"] + p["router"])
+        """Weights one token multiplies by in the blocks (attention, dense MLPs, its k experts,
+        shared experts, router)."""
+        return sum(p["attn_m"] + p["mlp_m"] + p.get("shared_m", 0) + p.get("router_m", 0)
+                   for p in self._layers(self.experts_per_token))
+
+    @property
+    def _attention_flops_per_key(self) -> int:
+        """FLOPs per attended key and layer: scores ``2·H·d_qk`` plus mixing ``2·H·d_v``."""
+        if self.attention == "mla":
+            return 2 * self.n_heads * (self.qk_nope_head_dim + self.qk_rope_head_dim + self.v_head_dim)
+        return 4 * self.n_heads * self.head_dim
 
     def attended_keys(self, n_new: int, context: int) -> int:
         """Keys the ``n_new`` tokens after ``context`` cached ones attend to, summed over layers."""
@@ -396,7 +586,8 @@ class ModelSpec:
 
         Counted: every weight matrix a token passes through (2 FLOPs per weight; only the top-k
         experts), the causal attention scores and mixing (4·n_heads·head_dim per attended key and
-        layer, sliding layers attend to at most ``sliding_window`` keys), and the output head for
+        layer; 2·n_heads·(qk + v head dims) for latent attention, counted in its expanded form;
+        sliding layers attend to at most ``sliding_window`` keys), and the output head for
         ``logits="last"`` (one token, what generation needs), ``"all"`` (every position, as a
         plain forward pass does) or ``"none"``. Norms, activations,
         softmax and biases are O(h) per token and left out.
@@ -407,7 +598,7 @@ class ModelSpec:
             raise ValueError(f"logits must be 'last', 'all' or 'none', got {logits!r}")
         matmul = 2 * n_tokens * self._matmul_params_per_token()
         head = 2 * self.vocab_size * self.hidden_size * {"all": n_tokens, "last": 1, "none": 0}[logits]
-        attention = 4 * self.n_heads * self.head_dim * self.attended_keys(n_tokens, context)
+        attention = self._attention_flops_per_key * self.attended_keys(n_tokens, context)
         return matmul + head + attention
 
     def flops_per_token(self, context: int = 0) -> int:

@@ -239,7 +239,7 @@ def _kv_bytes(spec: ModelSpec, kv_bytes_per_value: float | None, fmt: WeightForm
     b = fmt.kv_default_bytes if kv_bytes_per_value is None else kv_bytes_per_value
     if not isinstance(b, (int, float)) or b <= 0:
         raise ValueError(f"kv_bytes_per_value must be a number > 0, got {b!r}")
-    return 2 * spec.kv_dim * b  # one key and one value vector per KV head, per position and layer
+    return spec.kv_values_per_position * b  # a key and a value per KV head (or MLA's latent), per position and layer
 
 
 def _pass(spec, hardware, efficiency, flops, nbytes) -> StepTime:

@@ -77,7 +77,30 @@ class _PackedWeight(nn.Module):
         return sum(buf.numel() * buf.element_size() for buf in self.buffers(recurse=False))
 
 
-class QuantizedLinear(nn.Module):
+class _HasPackedWeight:
+    """What a layer with a ``packed`` weight offers: its format, the float weight and the bytes it takes."""
+
+    packed: _PackedWeight
+
+    @property
+    def format(self) -> QuantFormat:
+        return self.packed.format
+
+    def dequantize(self) -> torch.Tensor:
+        """The float32 weight the layer computes with (a new tensor, padding dropped)."""
+        return self.packed.dequantize()
+
+    @property
+    def weight(self) -> torch.Tensor:
+        return self.dequantize()
+
+    @property
+    def weight_bytes(self) -> int:
+        """Bytes of the packed weight (codes and scales; a bias is not counted)."""
+        return self.packed.nbytes
+
+
+class QuantizedLinear(_HasPackedWeight, nn.Module):
     """``y = x W^T + b`` with ``W`` stored packed and dequantised on the fly (see the module docstring)."""
 
     def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None, fmt: QuantFormat | str):
@@ -95,23 +118,6 @@ class QuantizedLinear(nn.Module):
         return cls(linear.weight, linear.bias, fmt)
 
     @property
-    def format(self) -> QuantFormat:
-        return self.packed.format
-
-    def dequantize(self) -> torch.Tensor:
-        """The float32 weight ``[out_features, in_features]`` the layer computes with (a new tensor)."""
-        return self.packed.dequantize()
-
-    @property
-    def weight(self) -> torch.Tensor:
-        return self.dequantize()
-
-    @property
-    def weight_bytes(self) -> int:
-        """Bytes of the packed weight (codes and scales; the bias is not counted)."""
-        return self.packed.nbytes
-
-    @property
     def bits_per_weight(self) -> float:
         return 8 * self.weight_bytes / (self.out_features * self.in_features)
 
@@ -126,7 +132,7 @@ class QuantizedLinear(nn.Module):
         )
 
 
-class QuantizedEmbedding(nn.Module):
+class QuantizedEmbedding(_HasPackedWeight, nn.Module):
     """An ``nn.Embedding`` whose table is packed row by row; a lookup dequantises only the rows it needs."""
 
     def __init__(self, weight: torch.Tensor, fmt: QuantFormat | str):
@@ -139,21 +145,6 @@ class QuantizedEmbedding(nn.Module):
         if not isinstance(embedding, nn.Embedding):
             raise TypeError(f"expected an nn.Embedding, got {type(embedding).__name__}")
         return cls(embedding.weight, fmt)
-
-    @property
-    def format(self) -> QuantFormat:
-        return self.packed.format
-
-    def dequantize(self) -> torch.Tensor:
-        return self.packed.dequantize()
-
-    @property
-    def weight(self) -> torch.Tensor:
-        return self.dequantize()
-
-    @property
-    def weight_bytes(self) -> int:
-        return self.packed.nbytes
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         return self.packed.dequantize(ids)

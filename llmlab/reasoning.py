@@ -1,0 +1,82 @@
+"""Reasoning as process (chapter 05): vote over several answers, and check a plan with arithmetic.
+
+- ``self_consistency``: the most repeated answer among several sampled solutions (ties: the one
+  seen first), after trimming spaces, so ``"14:30 "`` and ``"14:30"`` count as the same answer.
+- ``extract_answer``: the last ``HH:MM`` time written in a rationale ("… así que salgo a las 14:30.").
+- ``majority_vote_accuracy``: the chance that a majority of ``M`` independent samples is right when
+  each is right with probability ``p`` and the wrong ones agree with each other (the binomial tail;
+  the worst case for voting, since scattered wrong answers split their votes).
+- ``plan_start_time``: backward time arithmetic, the "verifier tool" of the chapter's example
+  (meeting at 16:00, 10 min early, 25 min taxi, 15 min to get ready: start at 15:10).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+__all__ = ["self_consistency", "extract_answer", "majority_vote_accuracy", "plan_start_time", "parse_time"]
+
+_TIME = re.compile(r"\b([01]?\d|2[0-3]):([0-5]\d)\b")
+
+
+def self_consistency(answers: Sequence[str]) -> str:
+    """The mode of ``answers`` (strings, compared after ``strip()``); ties go to the first seen.
+
+    ``["14:30", "14:30", "14:00", "14:30", "14:45"]`` gives ``"14:30"`` (3 votes of 5).
+    """
+    if isinstance(answers, str) or not isinstance(answers, Sequence):
+        raise TypeError(f"answers must be a list of strings, got {type(answers).__name__}")
+    if not answers:
+        raise ValueError("answers is empty: there is nothing to vote on")
+    if not all(isinstance(a, str) for a in answers):
+        raise TypeError("every answer must be a string")
+    counts = Counter(a.strip() for a in answers)  # insertion order: the first seen wins a tie
+    return counts.most_common(1)[0][0]
+
+
+def extract_answer(rationale: str) -> str | None:
+    """The last ``HH:MM`` time in ``rationale`` (hours 0-23, written with 1 or 2 digits), as ``"HH:MM"``."""
+    if not isinstance(rationale, str):
+        raise TypeError(f"rationale must be a string, got {type(rationale).__name__}")
+    found = _TIME.findall(rationale)
+    if not found:
+        return None
+    hours, minutes = found[-1]
+    return f"{int(hours):02d}:{minutes}"
+
+
+def majority_vote_accuracy(p: float, M: int) -> float:
+    """``P(more than M/2 of M samples are right) = sum_{j > M/2} C(M, j) p^j (1-p)^(M-j)``, ``M`` odd.
+
+    ``p = 0.6, M = 5`` gives 0.68256: five votes at 60 % beat one sample.
+    """
+    if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
+        raise ValueError(f"p must be a probability in [0, 1], got {p!r}")
+    if isinstance(M, bool) or not isinstance(M, int) or M < 1 or M % 2 == 0:
+        raise ValueError(f"M must be an odd int >= 1 (no ties between right and wrong), got {M!r}")
+    return sum(math.comb(M, j) * p**j * (1 - p) ** (M - j) for j in range(M // 2 + 1, M + 1))
+
+
+def parse_time(text: str) -> int:
+    """Minutes after midnight of ``"HH:MM"`` (24-hour clock)."""
+    if not isinstance(text, str) or not re.fullmatch(r"([01]?\d|2[0-3]):[0-5]\d", text.strip()):
+        raise ValueError(f"time must be 'HH:MM' on a 24-hour clock, got {text!r}")
+    hours, minutes = text.strip().split(":")
+    return int(hours) * 60 + int(minutes)
+
+
+def plan_start_time(meeting: str, early_min: int = 10, travel_min: int = 25, prep_min: int = 15) -> str:
+    """When to start getting ready: ``meeting - early - travel - prep``, as ``"HH:MM"`` (wraps at midnight).
+
+    ``plan_start_time("16:00")`` is ``"15:10"``; ``plan_start_time("00:20", 0, 45, 0)`` is ``"23:35"``.
+    """
+    start = parse_time(meeting)
+    for name, value in (("early_min", early_min), ("travel_min", travel_min), ("prep_min", prep_min)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"{name} must be an int >= 0 (minutes), got {value!r}")
+        start -= value
+    start %= 24 * 60
+    return f"{start // 60:02d}:{start % 60:02d}"

@@ -1,0 +1,1652 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] nbgrader={"grade_id": "cabecera", "locked": true}
+# # Lab 05 · Arquitecturas modernas: expertos, votos, parches y memoria lineal
+#
+# [![Abrir en Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/llmlab-curso/llmlab/blob/main/labs/lab05-arquitecturas-modernas/lab05-arquitecturas-modernas.ipynb)
+#
+# **Capítulo 05** de *Facsímil 03 · Arquitecturas y modelos* · duración estimada: **3 horas**
+#
+# Hasta ahora has construido un Transformer «clásico»: cada token atraviesa todas sus capas y todos sus
+# pesos. Los modelos de hoy añaden tres ideas que cambian la cuenta de lo que cuesta y de lo que pueden
+# hacer. Una mezcla de expertos (MoE) guarda muchos MLP pero solo usa unos pocos por token. Un modelo que
+# «razona» gasta más cómputo al responder: prueba varias veces, vota y comprueba. Un modelo multimodal
+# convierte imágenes en vectores que se parecen a tokens. Y al lado del Transformer vuelven las redes con
+# estado, cuyo coste crece en línea recta con la longitud del texto. En este laboratorio vas a escribir el
+# corazón de cada una con NumPy, a medir qué pasa cuando un enrutador se desequilibra y a contar, al
+# parámetro, cuánto pesan y cuánto gastan por token los MoE de 2025.
+#
+# **Al terminar sabrás:**
+#
+# 1. situar una técnica en su palanca (capacidad, proceso o entrada) y un nombre en su nivel (arquitectura,
+#    modelo entrenado o sistema);
+# 2. escribir el enrutador top-k de un MoE y la mezcla de expertos que llama solo a los elegidos;
+# 3. separar parámetros totales y activos, y deducir la parte compartida y la de cada experto;
+# 4. medir el reparto de tokens entre expertos y calcular la pérdida auxiliar que lo equilibra;
+# 5. votar entre varias respuestas, saber cuánto ayuda votar y verificar un plan con aritmética;
+# 6. comparar imágenes y textos con la similitud coseno y trocear una imagen en parches de ViT;
+# 7. medir por qué la atención crece como `n²` y una recurrencia lineal como `n`.
+#
+# **Cómo se trabaja.** Escribe tu código en las celdas marcadas con `ESCRIBE TU CÓDIGO AQUÍ`; la celda de
+# comprobación que va debajo te dice en español qué falla. Antes de cada comprobación hay pistas plegadas
+# por si te atascas. Al corregir se ejecutan además pruebas ocultas con casos que no ves (aleatorios,
+# empates, valores enormes, bordes y los errores típicos del capítulo): tu función tiene que cumplir el
+# enunciado, no solo los ejemplos. No llames a las funciones de `llmlab` que hacen lo mismo que el
+# ejercicio (las comprobaciones lo detectan) y no modifiques las celdas de comprobación.
+#
+# **Números.** Como en Python, el separador decimal es el punto (`0.721`); los miles se separan con un
+# espacio fino (`46 702 792 704`). Las memorias van en GB decimales (1 GB = 10⁹ bytes).
+
+# %% nbgrader={"grade_id": "preparacion", "locked": true}
+# Preparación: ejecuta esta celda primero y no la modifiques.
+import sys
+import subprocess
+
+if "google.colab" in sys.modules:  # solo en Colab: instala llmlab desde el repositorio del curso
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "git+https://github.com/llmlab-curso/llmlab"],
+        check=True,
+    )
+
+import math
+import time
+from collections import Counter
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+from llmlab import attention as AT
+from llmlab import cost as C
+from llmlab import families as FAM
+from llmlab import moe as MOE
+from llmlab import multimodal as MM
+from llmlab import reasoning as RZ
+from llmlab import recurrence as REC
+from llmlab.checks import (check_array, check_close, check_equal, check_list, check_number, check_raises,
+                           check_true, checked_call, hidden, ok, reference_blocked, show_caught)
+from llmlab.checks import EjercicioSinHacer  # lo que lanza un ejercicio que aún no has hecho
+from llmlab.model import ModelConfig, Transformer, count_parameters
+from llmlab.moe_balance import load_results, run_experiment
+from llmlab.spanish import fmt_int, fmt_num, fmt_pct
+
+# Lo que las comprobaciones no te dejan llamar: las versiones de llmlab de cada ejercicio.
+REFERENCIAS = (
+    FAM.lever_of, FAM.level_of, FAM.family_of, MOE.route, MOE.top_k_renormalized, MOE.router_probs,
+    MOE.moe_forward, MOE.moe_param_counts, MOE.solve_moe_split, MOE.expert_load, MOE.load_balancing_loss,
+    RZ.self_consistency, RZ.majority_vote_accuracy, RZ.plan_start_time, MM.cosine_similarity, MM.zero_shot_rank,
+    MM.patchify, REC.linear_recurrence,
+)
+
+torch.set_num_threads(1)  # tensores pequeños: un hilo basta y los números no dependen de la máquina
+plt.rcParams["figure.figsize"] = (6.4, 3.6)
+plt.rcParams["axes.grid"] = True
+plt.rcParams["grid.alpha"] = 0.3
+np.set_printoptions(precision=4, suppress=True)
+
+# %% tags=["parameters"]
+# Parámetros del cuaderno (papermill puede cambiarlos al ejecutar todos los labs en lote).
+SEMILLA = 0  # fija el azar: el mismo cuaderno da siempre los mismos números
+N_TOKENS_CARGA = 10_000  # tokens sintéticos del histograma de carga (sección 4)
+ENTRENAR_EN_VIVO = False  # True: repite el experimento de balanceo en tu máquina (minutos); False: usa el guardado
+PASOS_EN_VIVO = 60  # pasos de entrenamiento de cada modelo si ENTRENAR_EN_VIVO
+REPETICIONES_VOTO = 4000  # simulaciones por punto en la curva del voto por mayoría (sección 5)
+LONGITUDES = [128, 256, 512, 1024, 2048]  # longitudes de secuencia en la medida n² frente a n (sección 7)
+
+# %% [markdown]
+# ## 1. Tres palancas y tres niveles
+#
+# El capítulo ordena la «modernidad» de un modelo en tres palancas. La **capacidad**: guardar más
+# conocimiento sin pagarlo entero en cada token (una mezcla de expertos). El **proceso**: dedicar más cómputo
+# a los problemas de varios pasos (cadenas de pensamiento, varias muestras que votan, verificación con
+# herramientas). La **entrada**: trabajar con algo más que texto (imágenes, audio, acciones).
+#
+# Y distingue tres niveles que se confunden a menudo. Una **arquitectura neuronal** es una forma de red:
+# el Transformer, una CNN, una RNN, un MoE, Mamba o un modelo de difusión. Un **modelo entrenado** es esa forma con unos pesos concretos
+# (BERT, GPT-2, T5, Mixtral, CLIP). Una **arquitectura de sistema** conecta modelos, datos y herramientas (RAG,
+# un agente con herramientas, una cadena multimodal, un modelo local cuantizado). RAG, por ejemplo, no es una
+# capa de la red: es un buscador que le pasa documentos al modelo.
+#
+# Dentro de los Transformer de lenguaje hay familias según qué leen y qué generan:
+#
+# | familia | lee | genera | ejemplo |
+# |---|---|---|---|
+# | solo codificador | todo el texto, en ambos sentidos | (clasifica, extrae, representa) | BERT |
+# | solo decodificador | solo el pasado | el token siguiente | GPT-2 |
+# | codificador-decodificador | el codificador lee, el decodificador escribe | texto condicionado | T5, BART |
+# | vision transformer | parches de imagen como tokens | según la tarea | ViT |
+# | moe | atención más expertos en lugar del MLP | como su base, con cómputo disperso | Switch Transformer, Mixtral |
+# | contexto largo | cambia atención, memoria o estado | depende | Mamba |
+#
+# ### Ejercicio 1 · `palanca`, `nivel` y `familia` (3 puntos · dificultad ★☆☆ · ~10 min)
+#
+# Escribe tres funciones que reciben un nombre (`str`, sin importar mayúsculas ni espacios alrededor) y
+# devuelven su etiqueta (`str`, en minúsculas y escrita exactamente como aquí):
+#
+# - `palanca(tecnica)` → `"capacidad"`, `"proceso"` o `"entrada"`, para: mezcla de expertos, enrutador top-k,
+#   parámetros activos, cadena de pensamiento, autoconsistencia, árbol de pensamientos, verificación con
+#   herramientas, cómputo en inferencia, parches de imagen, alineación contrastiva, conector visual, audio
+#   como tokens.
+# - `nivel(nombre)` → `"arquitectura neuronal"`, `"modelo entrenado"` o `"arquitectura de sistema"`, para:
+#   Transformer, CNN, RNN, MoE, Mamba, difusión, BERT, GPT-2, T5, Mixtral, CLIP, RAG, agente con herramientas,
+#   pipeline multimodal, modelo local cuantizado.
+# - `familia(modelo)` → `"solo codificador"`, `"solo decodificador"`, `"codificador-decodificador"`,
+#   `"vision transformer"`, `"moe"` o `"contexto largo"`, para: BERT, GPT-2, T5, BART, ViT, Switch Transformer,
+#   Mixtral, Mamba.
+#
+# Un diccionario por función y `nombre.strip().lower()` bastan.
+
+# %% nbgrader={"grade_id": "quiz", "solution": true}
+def palanca(tecnica):
+    """La palanca del capítulo 05 que mueve una técnica."""
+    ### BEGIN SOLUTION
+    tabla = {
+        "mezcla de expertos": "capacidad", "enrutador top-k": "capacidad", "parámetros activos": "capacidad",
+        "cadena de pensamiento": "proceso", "autoconsistencia": "proceso", "árbol de pensamientos": "proceso",
+        "verificación con herramientas": "proceso", "cómputo en inferencia": "proceso",
+        "parches de imagen": "entrada", "alineación contrastiva": "entrada", "conector visual": "entrada",
+        "audio como tokens": "entrada",
+    }
+    return tabla[tecnica.strip().lower()]
+    ### END SOLUTION
+
+
+def nivel(nombre):
+    """Arquitectura neuronal, modelo entrenado o arquitectura de sistema."""
+    ### BEGIN SOLUTION
+    arquitecturas = ["transformer", "cnn", "rnn", "moe", "mamba", "difusión"]
+    modelos = ["bert", "gpt-2", "t5", "mixtral", "clip"]
+    sistemas = ["rag", "agente con herramientas", "pipeline multimodal", "modelo local cuantizado"]
+    clave = nombre.strip().lower()
+    if clave in arquitecturas:
+        return "arquitectura neuronal"
+    if clave in modelos:
+        return "modelo entrenado"
+    if clave in sistemas:
+        return "arquitectura de sistema"
+    raise KeyError(nombre)
+    ### END SOLUTION
+
+
+def familia(modelo):
+    """La familia de Transformer de un modelo conocido."""
+    ### BEGIN SOLUTION
+    tabla = {
+        "bert": "solo codificador", "gpt-2": "solo decodificador", "t5": "codificador-decodificador",
+        "bart": "codificador-decodificador", "vit": "vision transformer", "switch transformer": "moe",
+        "mixtral": "moe", "mamba": "contexto largo",
+    }
+    return tabla[modelo.strip().lower()]
+    ### END SOLUTION
+
+
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# Una palanca dice qué gana el modelo: más conocimiento almacenado (capacidad), más pasos al responder
+# (proceso) o nuevos tipos de dato (entrada). Un nivel dice qué clase de cosa es el nombre: ¿se puede
+# descargar con pesos (modelo), es solo una forma de red (arquitectura) o une varias piezas (sistema)?
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# MoE es una arquitectura; Mixtral, un modelo entrenado con esa arquitectura. CLIP es un modelo con pesos. La
+# autoconsistencia gasta más cómputo al responder. Normaliza la entrada con `.strip().lower()` antes de buscar.
+# </details>
+
+# %% nbgrader={"grade_id": "test_quiz", "grade": true, "points": 3}
+# Comprobación del ejercicio 1
+with reference_blocked(*REFERENCIAS):
+    check_equal(checked_call(palanca, "mezcla de expertos"), "capacidad", what="palanca('mezcla de expertos')")
+    check_equal(checked_call(palanca, "Autoconsistencia"), "proceso", what="palanca('Autoconsistencia')",
+                hint="ignora mayúsculas: usa .lower()")
+    check_equal(checked_call(nivel, "Transformer"), "arquitectura neuronal", what="nivel('Transformer')")
+    check_equal(checked_call(nivel, " GPT-2 "), "modelo entrenado", what="nivel(' GPT-2 ')",
+                hint="quita los espacios de alrededor con .strip()")
+    check_equal(checked_call(familia, "BERT"), "solo codificador", what="familia('BERT')")
+    check_equal(checked_call(familia, "gpt-2"), "solo decodificador", what="familia('gpt-2')")
+ok("las tres funciones responden con las etiquetas del capítulo")
+### BEGIN HIDDEN TESTS
+with hidden("palanca, nivel y familia: todos los elementos de las tablas"):
+    tablas = [(palanca, FAM.LEVERS), (nivel, FAM.LEVELS), (familia, FAM.FAMILIES)]
+    with reference_blocked(*REFERENCIAS):
+        for funcion, tabla in tablas:
+            for i, (nombre, etiqueta) in enumerate(tabla.items()):
+                variante = [nombre, nombre.upper(), f"  {nombre.title()} "][i % 3]
+                check_equal(checked_call(funcion, variante), etiqueta, what=f"{funcion.__name__}({variante!r})")
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## 2. El enrutador de una mezcla de expertos
+#
+# En un bloque Transformer normal cada token pasa por **el** MLP. En un bloque MoE hay `n` MLP, los
+# *expertos*, y una capa diminuta, el **enrutador**, decide para cada token cuáles usar:
+#
+# $$s = W_r\,x, \qquad g = \mathrm{softmax}(s), \qquad C_k = \mathrm{top}_k(g), \qquad
+# \mathrm{MoE}(x) = \sum_{i \in C_k} \frac{g_i}{\sum_{j \in C_k} g_j}\,E_i(x)$$
+#
+# `W_r` tiene una fila por experto (forma `(n, d)`), así que `s` tiene una puntuación por experto. La
+# softmax las convierte en probabilidades, se quedan las `k` mayores y se **renormalizan** para que los pesos
+# de los elegidos sumen 1. Renormalizar así es lo mismo que hacer la softmax solo sobre los logits elegidos.
+#
+# El ejemplo del capítulo: para un token, el enrutador da `g = [0.62, 0.24, 0.09, 0.05]` a los expertos
+# E1…E4, y con `k = 2` se queda con E1 y E2:
+
+# %%
+g_libro = np.array([0.62, 0.24, 0.09, 0.05])
+elegidos = g_libro[:2]
+print("suma de los dos elegidos:", round(float(elegidos.sum()), 2))
+print("pesos renormalizados:", np.round(elegidos / elegidos.sum(), 3), " → MoE(x) ≈ 0.721·E1(x) + 0.279·E2(x)")
+
+# %% [markdown]
+# El 0.62 de E1 se convierte en 0.721 porque E3 y E4 ya no cuentan: su 14 % se reparte entre los elegidos en
+# la misma proporción. Para reproducirlo con un enrutador «de verdad» basta un token `x = [1]` y una
+# `W_r` cuya única columna sea `log g` (la softmax de `log g` es `g`).
+#
+# ### Ejercicio 2 · `enrutar` (3 puntos · dificultad ★★☆ · ~15 min)
+#
+# Escribe `enrutar(x, W_r, k=2)` para **un** token:
+#
+# - `x` es un vector de longitud `d` (array de NumPy o lista) y `W_r` una matriz `(n_expertos, d)`;
+# - calcula los logits `W_r @ x`, su softmax **estable** (resta el máximo antes de `np.exp`), elige los `k`
+#   expertos de mayor probabilidad y renormaliza sus probabilidades;
+# - devuelve una tupla `(indices, pesos)`: dos arrays de NumPy de longitud `k`, `indices` de enteros en orden
+#   de peso **descendente** (si dos expertos empatan, va primero el de índice menor) y `pesos` de floats que
+#   suman 1;
+# - lanza `ValueError` si `k < 1`, si `k > n_expertos` o si `W_r` no tiene `d` columnas.
+#
+# Cuidado con `np.argsort(g)[::-1]`: ordena bien, pero en los empates pone primero el índice **mayor**.
+# `np.argsort(-g, kind="stable")` resuelve las dos cosas.
+
+# %% nbgrader={"grade_id": "enrutar", "solution": true}
+def enrutar(x, W_r, k=2):
+    """Enrutador top-k de un token: (índices de los k expertos, pesos renormalizados)."""
+    ### BEGIN SOLUTION
+    x = np.asarray(x, dtype=float)
+    W_r = np.asarray(W_r, dtype=float)
+    if W_r.ndim != 2 or W_r.shape[1] != x.shape[0]:
+        raise ValueError("W_r debe tener forma (n_expertos, d) con d = len(x)")
+    if k < 1 or k > W_r.shape[0]:
+        raise ValueError("k debe estar entre 1 y n_expertos")
+    s = W_r @ x
+    g = np.exp(s - s.max())
+    g = g / g.sum()
+    indices = np.argsort(-g, kind="stable")[:k]
+    pesos = g[indices] / g[indices].sum()
+    return indices, pesos
+    ### END SOLUTION
+
+
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# Cuatro pasos: `s = W_r @ x`; `g = np.exp(s - s.max())` y divide por su suma; `indices = np.argsort(-g,
+# kind="stable")[:k]`; `pesos = g[indices] / g[indices].sum()`. Comprueba `k` y las formas al principio.
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# Si te sale `nan` con logits como `[1000, 999]`, te falta restar el máximo. Si con `g` empatadas te salen
+# los índices `[3, 2]` en vez de `[0, 1]`, estás invirtiendo un `argsort` ascendente.
+# </details>
+
+# %% nbgrader={"grade_id": "test_enrutar", "grade": true, "points": 3}
+# Comprobación del ejercicio 2
+W_libro = np.log(g_libro)[:, None]  # una columna: log g; con x = [1], softmax(W_r x) = g
+with reference_blocked(*REFERENCIAS):
+    idx, pesos = checked_call(enrutar, np.array([1.0]), W_libro, 2)
+    check_array(idx, what="los índices", dtype="int", shape=(2,))
+    check_array(pesos, what="los pesos", dtype="float", shape=(2,))
+    check_equal(idx, [0, 1], what="los expertos elegidos del ejemplo", hint="E1 y E2 son los índices 0 y 1")
+    check_close(pesos, [0.720930, 0.279070], atol=1e-6, what="los pesos renormalizados",  # 0.62/0.86, 0.24/0.86
+                hint="divide las probabilidades elegidas por su suma")
+    idx3, pesos3 = checked_call(enrutar, [1.0], W_libro.tolist(), 3)
+    check_close(pesos3, [0.652632, 0.252632, 0.094737], atol=1e-6, what="top-3 del ejemplo (entradas como listas)")
+    idx_g, pesos_g = checked_call(enrutar, np.array([1.0]), np.array([[1000.0], [999.0], [-5.0]]), 2)
+    check_close(pesos_g, [0.731059, 0.268941], atol=1e-6, what="logits enormes [1000, 999, -5]",
+                hint="resta el máximo de los logits antes de np.exp")
+ok("el enrutador reproduce el 0.721 / 0.279 del capítulo")
+### BEGIN HIDDEN TESTS
+with hidden("enrutar: casos aleatorios, empates, permutaciones de W_r y errores"):
+    rng_t = np.random.default_rng(501)
+    casos = []
+    for n, d, k in [(4, 3, 2), (8, 5, 1), (6, 16, 4), (5, 2, 5), (16, 8, 3)]:
+        x_h, W_h = rng_t.normal(0, 3, size=d), rng_t.normal(0, 3, size=(n, d))
+        casos.append((x_h, W_h, k, MOE.route(x_h, W_h, k)))
+    perm = rng_t.permutation(8)
+    x_p, W_p = rng_t.normal(size=4), rng_t.normal(size=(8, 4))
+    with reference_blocked(*REFERENCIAS):
+        for x_h, W_h, k, (idx_e, pesos_e) in casos:
+            idx_h, pesos_h = checked_call(enrutar, x_h, W_h, k)
+            check_array(idx_h, dtype="int", shape=(k,))
+            check_equal(idx_h, idx_e)
+            check_close(pesos_h, pesos_e, atol=1e-6, rtol=1e-5)
+        # empates: el índice menor primero
+        idx_h, pesos_h = checked_call(enrutar, np.ones(2), np.ones((4, 2)), 2)
+        check_equal(idx_h, [0, 1])
+        check_close(pesos_h, [0.5, 0.5], atol=1e-6)
+        idx_h, _ = checked_call(enrutar, np.array([1.0]), np.array([[0.0], [3.0], [3.0], [1.0]]), 3)
+        check_equal(idx_h, [1, 2, 3])
+        # permutar las filas de W_r permuta la elección de la misma forma (nada de reglas fijas)
+        idx_a, pesos_a = checked_call(enrutar, x_p, W_p, 3)
+        idx_b, pesos_b = checked_call(enrutar, x_p, W_p[perm], 3)
+        check_equal(perm[np.asarray(idx_b)], idx_a)
+        check_close(pesos_b, pesos_a, atol=1e-6)
+        # logits enormes
+        check_close(checked_call(enrutar, np.array([1.0]), np.array([[-400.0], [500.0], [499.0]]), 2)[1],
+                    [0.731059, 0.268941], atol=1e-6)
+        for k_mal in (0, 5):
+            check_raises(lambda: enrutar(np.ones(3), np.ones((4, 3)), k_mal), ValueError)
+        check_raises(lambda: enrutar(np.ones(3), np.ones((4, 2)), 2), ValueError)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# A la izquierda, las probabilidades del enrutador; a la derecha, con qué peso entra cada experto en la
+# mezcla. Los que no se eligen (en gris) no se calculan: ese es todo el ahorro.
+
+# %%
+idx_dibujo, pesos_dibujo = MOE.route([1.0], W_libro, 2)
+mezcla = np.zeros(4)
+mezcla[idx_dibujo] = pesos_dibujo
+nombres_expertos = ["E1", "E2", "E3", "E4"]
+colores = ["tab:blue" if i in idx_dibujo else "lightgrey" for i in range(4)]
+fig, (izq, der) = plt.subplots(1, 2, figsize=(10, 3.4), sharey=True)
+izq.bar(nombres_expertos, g_libro, color=colores)
+izq.set_title("Probabilidades del enrutador g")
+der.bar(nombres_expertos, mezcla, color=colores)
+der.set_title("Pesos en la mezcla (top-2 renormalizado)")
+for ax, valores in ((izq, g_libro), (der, mezcla)):
+    for i, v in enumerate(valores):
+        ax.text(i, v + 0.015, f"{v:.3f}", ha="center")
+izq.set_ylabel("peso")
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# ### Ejercicio 3 · `mezcla_moe` (2 puntos · dificultad ★★☆ · ~10 min)
+#
+# Escribe `mezcla_moe(x, W_r, expertos, k=2)`, la salida de la capa MoE para un token: `expertos` es una lista
+# de `n` funciones (cada una recibe un vector y devuelve un vector) y el resultado es
+# `Σ_{i elegido} peso_i · expertos[i](x)`, un array de NumPy de floats. Puedes usar tu `enrutar`.
+#
+# La regla de oro: **solo se llama a los `k` expertos elegidos**. Un MoE que calcula los `n` expertos y luego
+# multiplica los sobrantes por cero da el mismo número, pero cuesta como el modelo denso y se pierde todo el
+# ahorro. La comprobación cuenta las llamadas.
+
+# %% nbgrader={"grade_id": "mezcla_moe", "solution": true}
+def mezcla_moe(x, W_r, expertos, k=2):
+    """Salida MoE de un token: suma de los k expertos elegidos por sus pesos renormalizados."""
+    ### BEGIN SOLUTION
+    x = np.asarray(x, dtype=float)
+    indices, pesos = enrutar(x, W_r, k)
+    salida = 0.0
+    for i, peso in zip(indices, pesos):
+        salida = salida + peso * np.asarray(expertos[i](x), dtype=float)
+    return np.asarray(salida, dtype=float)
+    ### END SOLUTION
+
+
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# `indices, pesos = enrutar(x, W_r, k)` y un bucle `for i, p in zip(indices, pesos)` que acumula
+# `p * expertos[i](x)`.
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# Si la comprobación dice que has llamado a más expertos de la cuenta, no recorras `range(len(expertos))`:
+# recorre solo `indices`.
+# </details>
+
+# %% nbgrader={"grade_id": "test_mezcla_moe", "grade": true, "points": 2}
+# Comprobación del ejercicio 3
+llamadas = []
+
+
+def experto_lineal(i, A):
+    def experto(v):
+        llamadas.append(i)
+        return A @ v
+    return experto
+
+
+A_expertos = [np.diag([1.0, 2.0]) * (i + 1) for i in range(4)]  # E_i(x) = (i+1)·diag(1, 2)·x
+expertos_libro = [experto_lineal(i, A) for i, A in enumerate(A_expertos)]
+W_dos = np.hstack([np.log(g_libro)[:, None], np.zeros((4, 1))])  # x = [1, 0.5]: los logits siguen siendo log g
+with reference_blocked(*REFERENCIAS):
+    y = checked_call(mezcla_moe, np.array([1.0, 0.5]), W_dos, expertos_libro, 2)
+    check_array(y, what="la salida", dtype="float", shape=(2,))
+    esperado = 0.720930 * (A_expertos[0] @ [1.0, 0.5]) + 0.279070 * (A_expertos[1] @ [1.0, 0.5])
+    check_close(y, esperado, atol=1e-5, what="0.721·E1(x) + 0.279·E2(x)")
+    check_equal(sorted(llamadas), [0, 1], what="los expertos a los que has llamado",
+                hint="llama solo a los k elegidos: es lo que hace barato a un MoE")
+ok("la mezcla usa solo E1 y E2, con 0.721 y 0.279")
+### BEGIN HIDDEN TESTS
+with hidden("mezcla_moe: expertos aleatorios, número de llamadas y expertos idénticos"):
+    rng_t = np.random.default_rng(502)
+    casos = []
+    for n, d, k in [(4, 3, 2), (6, 5, 3), (5, 4, 1), (3, 2, 3)]:
+        mats = [rng_t.normal(size=(d, d)) for _ in range(n)]
+        x_h, W_h = rng_t.normal(0, 2, size=d), rng_t.normal(0, 2, size=(n, d))
+        casos.append((x_h, W_h, mats, k, MOE.moe_forward(x_h, W_h, [lambda v, M=M: M @ v for M in mats], k)))
+    with reference_blocked(*REFERENCIAS):
+        for x_h, W_h, mats, k, esperado in casos:
+            llamadas.clear()
+            obtenido = checked_call(mezcla_moe, x_h, W_h, [experto_lineal(i, M) for i, M in enumerate(mats)], k)
+            check_array(obtenido, dtype="float", shape=esperado.shape)
+            check_close(obtenido, esperado, atol=1e-6, rtol=1e-5)
+            check_equal(len(llamadas), k)
+        M = rng_t.normal(size=(3, 3))
+        x_h, W_h = rng_t.normal(size=3), rng_t.normal(size=(4, 3))
+        check_close(checked_call(mezcla_moe, x_h, W_h, [lambda v: M @ v] * 4, 4), M @ x_h, atol=1e-6, rtol=1e-5)
+        check_close(checked_call(mezcla_moe, x_h.tolist(), W_h, [lambda v: list(M @ v)] * 4, 2), M @ x_h,
+                    atol=1e-6, rtol=1e-5)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# Lo mismo, a escala de red: `llmlab.model` sabe construir un Transformer cuyos MLP son capas MoE
+# (`llmlab.moe.SparseMoE`), con las mismas cuentas que un Mixtral o un Qwen3-MoE. Pasamos 12 tokens por un
+# modelo diminuto de 4 expertos con top-2 y contamos a quién envía cada capa:
+
+# %%
+torch.manual_seed(SEMILLA)
+mini_moe = Transformer(ModelConfig.llama_style(vocab_size=100, d_model=32, n_heads=4, n_layers=2, max_seq_len=32,
+                                               n_experts=4, n_experts_per_token=2))
+with torch.no_grad():
+    mini_moe(torch.randint(0, 100, (1, 12), generator=torch.Generator().manual_seed(SEMILLA)))
+for i, bloque in enumerate(mini_moe.blocks):
+    print(f"capa {i}: tokens por experto {bloque.mlp.tokens_per_expert.tolist()} (12 tokens × 2 = 24 asignaciones),",
+          f"FLOPs de los expertos: {fmt_int(bloque.mlp.expert_flops)}")
+
+# %% [markdown]
+# ## 3. Parámetros totales y activos
+#
+# Mixtral 8x7B tiene 8 expertos por capa y usa 2 por token. No son «8 × 7B»: la atención, los embeddings y
+# las normalizaciones son comunes a todos los expertos. El capítulo da dos números: **≈47B** parámetros en
+# total y **≈13B** activos por token. Llamemos `S` a lo compartido (lo que usa todo token) y `E` a lo que pesa
+# un experto sumado en todas las capas:
+#
+# $$\text{total} = S + n\,E, \qquad \text{activos} = S + k\,E$$
+#
+# La memoria depende del total (hay que cargar los ocho expertos); el cómputo por token, de los activos.
+#
+# ### Ejercicio 4 · arregla `parametros_moe` (2 puntos · dificultad ★☆☆ · ~8 min)
+#
+# Esta versión tiene el error más típico del capítulo (comparar modelos sin mirar bien qué está activo).
+# Ejecútala y mira qué devuelve:
+
+# %% nbgrader={"grade_id": "parametros_moe_con_error", "locked": true}
+def parametros_moe_con_error(compartidos, por_experto, n_expertos, k):
+    total = compartidos + n_expertos * por_experto
+    activos = k * por_experto  # ← aquí está el fallo
+    return {"total": total, "activos": activos, "fraccion_activa": activos / total}
+
+
+print(parametros_moe_con_error(5e9 / 3, 17e9 / 3, 8, 2))
+
+# %% [markdown]
+# Con los números de Mixtral (`S = 1.667e9`, `E = 5.667e9`) debería salir 13e9 activos y sale 11.3e9:
+# se ha olvidado de lo compartido, que todo token usa. Escribe la versión correcta, `parametros_moe(compartidos,
+# por_experto, n_expertos, k)`, que devuelve un diccionario con las claves `"total"`, `"activos"` y
+# `"fraccion_activa"` (floats) y lanza `ValueError` si `k < 1` o `k > n_expertos`.
+
+# %% nbgrader={"grade_id": "parametros_moe", "solution": true}
+def parametros_moe(compartidos, por_experto, n_expertos, k):
+    """Parámetros totales y activos de un MoE, y la fracción activa."""
+    ### BEGIN SOLUTION
+    if k < 1 or k > n_expertos:
+        raise ValueError("k debe estar entre 1 y n_expertos")
+    total = compartidos + n_expertos * por_experto
+    activos = compartidos + k * por_experto
+    return {"total": float(total), "activos": float(activos), "fraccion_activa": float(activos / total)}
+    ### END SOLUTION
+
+
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# Un token usa siempre la parte compartida más sus `k` expertos.
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# `activos = compartidos + k * por_experto`; la fracción es `activos / total`. Comprueba `k` antes de calcular.
+# </details>
+
+# %% nbgrader={"grade_id": "test_parametros_moe", "grade": true, "points": 2}
+# Comprobación del ejercicio 4
+with reference_blocked(*REFERENCIAS):
+    r = checked_call(parametros_moe, 5e9 / 3, 17e9 / 3, 8, 2)
+    check_true(isinstance(r, dict) and set(r) == {"total", "activos", "fraccion_activa"},
+               "parametros_moe debe devolver un diccionario con las claves 'total', 'activos' y 'fraccion_activa'")
+    check_close(r["total"], 47e9, rtol=1e-6, atol=0, what="total de Mixtral")
+    check_close(r["activos"], 13e9, rtol=1e-6, atol=0, what="activos de Mixtral",
+                hint="lo compartido también está activo")
+    check_close(r["fraccion_activa"], 13 / 47, atol=1e-6, what="fracción activa (≈ 27.66 %)")
+    check_raises(lambda: parametros_moe(1e9, 1e9, 8, 9), ValueError, what="k mayor que n_expertos")
+ok("≈47B en total, ≈13B activos: 27.66 % del modelo trabaja en cada token")
+### BEGIN HIDDEN TESTS
+with hidden("parametros_moe: otros modelos, k = n y errores"):
+    rng_t = np.random.default_rng(503)
+    casos = []
+    for _ in range(6):
+        S_h, E_h = float(rng_t.uniform(0, 5e9)), float(rng_t.uniform(1e6, 3e9))
+        n_h = int(rng_t.integers(2, 129))
+        k_h = int(rng_t.integers(1, n_h + 1))
+        casos.append((S_h, E_h, n_h, k_h, MOE.moe_param_counts(S_h, E_h, n_h, k_h)))
+    with reference_blocked(*REFERENCIAS):
+        for S_h, E_h, n_h, k_h, e in casos:
+            r = checked_call(parametros_moe, S_h, E_h, n_h, k_h)
+            check_close([r["total"], r["activos"], r["fraccion_activa"]], [e["total"], e["active"], e["active_fraction"]],
+                        rtol=1e-6, atol=1e-9)
+        check_close(checked_call(parametros_moe, 2, 3, 4, 4)["fraccion_activa"], 1.0, atol=1e-7)
+        check_close(checked_call(parametros_moe, 0, 10, 256, 8)["fraccion_activa"], 8 / 256, atol=1e-7)
+        check_raises(lambda: parametros_moe(1.0, 1.0, 4, 0), ValueError)
+        check_raises(lambda: parametros_moe(1.0, 1.0, 4, 5), ValueError)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ### Ejercicio 5 · `reparto_moe` (2 puntos · dificultad ★★☆ · ~10 min)
+#
+# Los fabricantes publican el total y los activos, no `S` ni `E`. Pero con dos ecuaciones y dos incógnitas se
+# despejan: restándolas, `total − activos = (n − k)·E`. Escribe `reparto_moe(total, activos, n_expertos, k)`,
+# que devuelve la tupla `(S, E)` (floats) y lanza `ValueError` si `k >= n_expertos` (no hay nada que
+# despejar), si `activos > total` o si sale un `S` negativo.
+
+# %% nbgrader={"grade_id": "reparto_moe", "solution": true}
+def reparto_moe(total, activos, n_expertos, k):
+    """(compartidos, por_experto) a partir de los parámetros totales y activos."""
+    ### BEGIN SOLUTION
+    if k >= n_expertos:
+        raise ValueError("con k >= n_expertos no se puede separar S de E")
+    if activos > total:
+        raise ValueError("los activos no pueden superar al total")
+    por_experto = (total - activos) / (n_expertos - k)
+    compartidos = activos - k * por_experto
+    if compartidos < 0:
+        raise ValueError("los números dan una parte compartida negativa")
+    return float(compartidos), float(por_experto)
+    ### END SOLUTION
+
+
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# `E = (total − activos) / (n − k)` y después `S = activos − k·E` (o `S = total − n·E`, que es lo mismo).
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# Con `k == n_expertos` dividirías por cero: compruébalo antes y lanza `ValueError`, no `ZeroDivisionError`.
+# </details>
+
+# %% nbgrader={"grade_id": "test_reparto_moe", "grade": true, "points": 2}
+# Comprobación del ejercicio 5
+with reference_blocked(*REFERENCIAS):
+    reparto = checked_call(reparto_moe, 47e9, 13e9, 8, 2)
+    check_true(isinstance(reparto, tuple) and len(reparto) == 2, "reparto_moe debe devolver una tupla (S, E)")
+    check_close(reparto, [5e9 / 3, 17e9 / 3], rtol=1e-6, atol=0, what="(S, E) de Mixtral",
+                hint="E = (47e9 − 13e9) / 6 ≈ 5.667e9; S = 13e9 − 2·E ≈ 1.667e9")
+    check_raises(lambda: reparto_moe(47e9, 13e9, 2, 2), ValueError, what="k == n_expertos")
+ok("Mixtral: 1.667B compartidos y 5.667B por experto (en todas sus capas)")
+### BEGIN HIDDEN TESTS
+with hidden("reparto_moe: ida y vuelta con parametros_moe, y errores"):
+    rng_t = np.random.default_rng(504)
+    casos = []
+    for _ in range(6):
+        n_h = int(rng_t.integers(2, 65))
+        k_h = int(rng_t.integers(1, n_h))
+        S_h, E_h = float(rng_t.uniform(0, 4e9)), float(rng_t.uniform(1e7, 2e9))
+        c = MOE.moe_param_counts(S_h, E_h, n_h, k_h)
+        casos.append((c["total"], c["active"], n_h, k_h, MOE.solve_moe_split(c["total"], c["active"], n_h, k_h)))
+    with reference_blocked(*REFERENCIAS):
+        for total_h, activos_h, n_h, k_h, esperado in casos:
+            check_close(checked_call(reparto_moe, total_h, activos_h, n_h, k_h), esperado, rtol=1e-6, atol=1.0)
+        check_close(checked_call(reparto_moe, 10, 10, 4, 1), [10.0, 0.0], atol=1e-6)
+        check_raises(lambda: reparto_moe(13e9, 47e9, 8, 2), ValueError)
+        check_raises(lambda: reparto_moe(47e9, 1e9, 8, 2), ValueError)
+        check_raises(lambda: reparto_moe(47e9, 13e9, 4, 5), ValueError)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ### Las cuentas exactas de los MoE de hoy
+#
+# `llmlab.cost` lee el `config.json` de un modelo y cuenta sus parámetros uno a uno; las pruebas del curso
+# comprueban que la cuenta coincide **exactamente** con la del modelo de Hugging Face construido con esa
+# configuración. Con los números exactos de Mixtral el reparto sale un poco distinto del redondeado, y
+# coincide con lo que pesa de verdad un experto:
+
+# %%
+modelos_moe = ["mixtral-8x7b-v0.1", "qwen3-30b-a3b", "gpt-oss-20b", "deepseek-v3"]
+especificaciones = {nombre: C.get_model(nombre) for nombre in modelos_moe}
+print(f"{'modelo':<20}{'total':>20}{'activos':>18}{'sin embedding':>18}{'fracción':>10}")
+for nombre, spec in especificaciones.items():
+    total, activos = spec.param_count(), spec.active_param_count()
+    sin_emb = spec.active_param_count(count_embedding=False)
+    print(f"{nombre:<20}{fmt_int(total):>20}{fmt_int(activos):>18}{fmt_int(sin_emb):>18}{fmt_pct(activos / total):>10}")
+
+mixtral = especificaciones["mixtral-8x7b-v0.1"]
+S_exacto, E_exacto = MOE.solve_moe_split(mixtral.param_count(), mixtral.active_param_count(), 8, 2)
+print(f"\nMixtral exacto: S = {fmt_num(S_exacto / 1e9, 3)}B, E = {fmt_num(E_exacto / 1e9, 3)}B;",
+      f"un experto en sus 32 capas: 32·3·4096·14336 = {fmt_num(32 * 3 * 4096 * 14336 / 1e9, 3)}B")
+deepseek = especificaciones["deepseek-v3"]
+print(f"DeepSeek-V3: 37/671 = {fmt_pct(37 / 671)} (capítulo); con la cuenta exacta y el convenio de DeepSeek",
+      f"(sin la tabla de embedding): {fmt_pct(deepseek.active_param_count(count_embedding=False) / deepseek.param_count())}")
+
+# %% [markdown]
+# Dos lecciones. Primera: «activos» no tiene una sola definición. Mistral (12.9B en Mixtral) y Qwen (3.3B en
+# Qwen3-30B-A3B) cuentan la tabla de embedding, de la que cada token solo lee una fila; OpenAI (3.6B en
+# gpt-oss-20b) y DeepSeek (37B en DeepSeek-V3) no. Antes de comparar dos fichas técnicas, mira qué cuentan.
+# Segunda: DeepSeek-V3 es más que un Mixtral grande. Tiene un experto **compartido** que usan todos los
+# tokens, sus tres primeras capas son densas y su atención «latente» guarda en la caché KV un vector comprimido
+# de 576 números por capa y token en lugar de las claves y valores de sus 128 cabezas:
+
+# %%
+print(f"caché KV de DeepSeek-V3 en bf16: {fmt_int(deepseek.kv_bytes_per_token())} bytes por token;",
+      f"con claves y valores por cabeza serían {fmt_int(61 * 128 * (192 + 128) * 2)}")
+
+fig, (izq, der) = plt.subplots(1, 2, figsize=(11, 3.8))
+etiquetas = ["denso 7B", "Mixtral 8x7B", "DeepSeek-V3"]
+totales = [7, 47, 671]
+activos_b = [7, 13, 37]
+pos = np.arange(len(etiquetas))
+izq.bar(pos - 0.2, totales, 0.4, label="total")
+izq.bar(pos + 0.2, activos_b, 0.4, label="activos por token")
+izq.set_yscale("log")
+izq.set_xticks(pos, etiquetas)
+izq.set_ylabel("miles de millones de parámetros")
+izq.set_title("Lo que se guarda frente a lo que se usa")
+izq.legend()
+memoria_16 = [t * 16 / 8 for t in totales]  # N·b/8 bytes → GB con N en miles de millones
+memoria_4 = [t * 4 / 8 for t in totales]
+der.bar(pos - 0.2, memoria_16, 0.4, label="16 bits")
+der.bar(pos + 0.2, memoria_4, 0.4, label="4 bits")
+der.set_yscale("log")
+der.set_xticks(pos, etiquetas)
+der.set_ylabel("GB para cargar todos los pesos")
+der.set_title("La memoria depende del total")
+der.legend()
+for ax, valores in ((izq, totales), (der, memoria_16)):
+    for p, v in zip(pos, valores):
+        ax.text(p - 0.2, v * 1.1, f"{v:g}", ha="center", fontsize=8)
+plt.tight_layout()
+plt.show()
+print("Mixtral: 94 GB en 16 bits y 23.5 GB en 4 bits para cargarlo; por token lee lo de un modelo de 13B (26 GB en 16 bits).")
+
+# %% [markdown]
+# ## 4. El problema incómodo: el equilibrio
+#
+# Nada obliga al enrutador a repartir. Si al principio del entrenamiento un experto sale un poco mejor, recibe
+# más tokens, aprende más, mejora y recibe todavía más: los demás apenas aprenden y el MoE se **colapsa** en
+# un modelo denso más caro. Para vigilarlo se mide la **carga** de cada experto: qué parte de las
+# asignaciones recibe. Con `T` tokens y top-`k` hay `T·k` asignaciones; la carga de un experto es cuántas le
+# tocan dividido por `T·k`, así que las cargas suman 1 y el reparto perfecto da `1/n` a cada uno.
+#
+# ### Ejercicio 6 · `carga_expertos` (2 puntos · dificultad ★★☆ · ~10 min)
+#
+# Escribe `carga_expertos(logits_router, k)`: `logits_router` es una matriz `(T, n)` con los logits del
+# enrutador de `T` tokens; para cada token se eligen sus `k` expertos de mayor logit (empates: índice menor)
+# y se devuelve un array de NumPy de floats de longitud `n` con la carga de cada experto (suma 1). Elegir por
+# los logits o por las probabilidades da lo mismo: la softmax no cambia el orden.
+
+# %% nbgrader={"grade_id": "carga_expertos", "solution": true}
+def carga_expertos(logits_router, k):
+    """Parte de las T·k asignaciones que recibe cada experto."""
+    ### BEGIN SOLUTION
+    logits_router = np.asarray(logits_router, dtype=float)
+    T, n = logits_router.shape
+    elegidos = np.argsort(-logits_router, axis=1, kind="stable")[:, :k]
+    cuentas = np.bincount(elegidos.reshape(-1), minlength=n)
+    return cuentas / (T * k)
+    ### END SOLUTION
+
+
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# `np.argsort(-logits, axis=1, kind="stable")[:, :k]` da los `k` elegidos de cada fila; `np.bincount(...,
+# minlength=n)` cuenta cuántas veces aparece cada experto.
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# Divide por el número de asignaciones, `T * k`, no por `T`: si no, las cargas suman `k`.
+# </details>
+
+# %% nbgrader={"grade_id": "test_carga_expertos", "grade": true, "points": 2}
+# Comprobación del ejercicio 6
+logits_ejemplo = np.array([[3.0, 2.0, 1.0, 0.0], [0.0, 1.0, 2.0, 3.0], [5.0, 4.0, -1.0, 0.0]])
+with reference_blocked(*REFERENCIAS):
+    carga = checked_call(carga_expertos, logits_ejemplo, 2)
+    check_array(carga, what="la carga", dtype="float", shape=(4,))
+    check_close(carga, [2 / 6, 2 / 6, 1 / 6, 1 / 6], atol=1e-6, what="carga de 3 tokens con top-2",
+                hint="token 1 → E1, E2; token 2 → E4, E3; token 3 → E1, E2")
+    colapsado = np.tile([10.0, 0.0, 0.0, 0.0], (50, 1))
+    check_close(checked_call(carga_expertos, colapsado, 1), [1.0, 0.0, 0.0, 0.0], atol=1e-6,
+                what="un enrutador colapsado con top-1")
+    check_close(float(np.sum(checked_call(carga_expertos, colapsado, 2))), 1.0, atol=1e-6,
+                what="la suma de las cargas con top-2", hint="divide por T·k")
+ok("la carga suma 1 y detecta el colapso")
+### BEGIN HIDDEN TESTS
+with hidden("carga_expertos: enrutadores aleatorios, logits enormes y empates"):
+    rng_t = np.random.default_rng(505)
+    casos = []
+    for T, n, k in [(200, 4, 2), (64, 8, 1), (33, 6, 3), (10, 16, 8), (5, 3, 3)]:
+        L_h = rng_t.normal(0, 2, size=(T, n)) + rng_t.normal(0, 1, size=n)
+        casos.append((L_h, k, MOE.expert_load(L_h, k)))
+    grande = rng_t.normal(0, 1, size=(40, 5)) * 1e4
+    casos.append((grande, 2, MOE.expert_load(grande, 2)))
+    with reference_blocked(*REFERENCIAS):
+        for L_h, k, esperado in casos:
+            obtenido = checked_call(carga_expertos, L_h, k)
+            check_array(obtenido, dtype="float", shape=esperado.shape)
+            check_close(obtenido, esperado, atol=1e-6)
+        check_close(checked_call(carga_expertos, np.zeros((6, 4)), 2), [0.5, 0.5, 0.0, 0.0], atol=1e-6)
+        check_close(checked_call(carga_expertos, [[1.0, 1.0, 0.0]], 1), [1.0, 0.0, 0.0], atol=1e-6)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# Así se ve la diferencia con `N_TOKENS_CARGA` tokens sintéticos: un enrutador con un sesgo hacia dos
+# expertos frente a uno sin sesgo. `cv` es el coeficiente de variación de las cargas (desviación / media):
+# 0 si el reparto es perfecto y `√(n−1)` si todo va a un experto.
+
+# %%
+rng = np.random.default_rng(SEMILLA)
+n_exp = 8
+logits_equilibrados = rng.normal(size=(N_TOKENS_CARGA, n_exp))
+logits_sesgados = logits_equilibrados + np.array([2.0, 1.2, 0, 0, 0, 0, 0, 0])
+fig, axes = plt.subplots(1, 2, figsize=(11, 3.4), sharey=True)
+for ax, nombre, L_dibujo in ((axes[0], "sin sesgo", logits_equilibrados), (axes[1], "con sesgo", logits_sesgados)):
+    carga_dibujo = MOE.expert_load(L_dibujo, 2)
+    stats = MOE.load_stats(carga_dibujo)
+    ax.bar([f"E{i + 1}" for i in range(n_exp)], carga_dibujo, color="tab:orange" if stats["cv"] > 0.3 else "tab:green")
+    ax.axhline(1 / n_exp, color="black", ls="--", lw=1, label="reparto perfecto 1/n")
+    ax.set_title(f"Enrutador {nombre}: cv = {stats['cv']:.2f}, máximo {stats['max_share']:.2f}")
+    ax.legend(loc="upper right")
+axes[0].set_ylabel("carga (parte de las asignaciones)")
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# ### La pérdida auxiliar de balanceo
+#
+# El remedio más extendido (Switch Transformer, Mixtral) es sumar a la pérdida del modelo una pequeña
+# **pérdida auxiliar** que castiga el desequilibrio:
+#
+# $$L_{aux} = n \sum_{i=1}^{n} f_i\,P_i$$
+#
+# `f_i` es cuántas veces se elige el experto `i` por token (la fracción de tokens que lo usan; con top-`k`
+# estas fracciones suman `k`) y `P_i` la probabilidad media que el enrutador le da. Si el reparto es perfecto,
+# `L_aux = k`; si todo va a unos pocos expertos con probabilidad alta, crece hasta `n`. `f` sale de contar (no
+# tiene derivada), pero `P` sí: el gradiente empuja la probabilidad lejos de los expertos saturados. Se suma
+# multiplicada por un coeficiente pequeño (0.01 en Switch, 0.02 en Mixtral).
+#
+# ### Ejercicio 7 · `perdida_balanceo` (2 puntos · dificultad ★★☆ · ~12 min)
+#
+# Escribe `perdida_balanceo(logits_router, k)` para una matriz de logits `(T, n)`: `f_i` = (veces que el
+# experto `i` está entre los `k` elegidos de un token) / `T`; `P_i` = media sobre los tokens de la softmax
+# **estable** de cada fila; devuelve `n · Σ f_i P_i` como número (`float`). Los empates se rompen como en el
+# ejercicio anterior. Es la misma cuenta que hace `transformers` (`load_balancing_loss_func`).
+
+# %% nbgrader={"grade_id": "perdida_balanceo", "solution": true}
+def perdida_balanceo(logits_router, k):
+    """Pérdida auxiliar de balanceo de carga: n · Σ f_i P_i."""
+    ### BEGIN SOLUTION
+    logits_router = np.asarray(logits_router, dtype=float)
+    T, n = logits_router.shape
+    e = np.exp(logits_router - logits_router.max(axis=1, keepdims=True))
+    probs = e / e.sum(axis=1, keepdims=True)
+    elegidos = np.argsort(-logits_router, axis=1, kind="stable")[:, :k]
+    f = np.bincount(elegidos.reshape(-1), minlength=n) / T
+    P = probs.mean(axis=0)
+    return float(n * np.sum(f * P))
+    ### END SOLUTION
+
+
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# Reutiliza lo de `carga_expertos`, pero divide las cuentas por `T` (no por `T·k`). `P = probs.mean(axis=0)`.
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# Con todos los logits a cero las probabilidades son `1/n` y la pérdida vale exactamente `k`, elija quien
+# elija el empate. Si te sale `k/2`, estás dividiendo `f` por `T·k`.
+# </details>
+
+# %% nbgrader={"grade_id": "test_perdida_balanceo", "grade": true, "points": 2}
+# Comprobación del ejercicio 7
+with reference_blocked(*REFERENCIAS):
+    uniforme = checked_call(perdida_balanceo, np.zeros((8, 4)), 2)
+    check_number(uniforme, what="la pérdida", kind="float")
+    check_close(uniforme, 2.0, atol=1e-6, what="logits a cero con top-2 (reparto uniforme)",
+                hint="con probabilidades 1/n la pérdida vale k")
+    check_close(checked_call(perdida_balanceo, np.eye(4) * 5.0, 1), 1.0, atol=1e-6,
+                what="cada token en su experto con top-1")
+    check_close(checked_call(perdida_balanceo, np.tile([20.0, 0, 0, 0], (8, 1)), 1), 4.0, atol=1e-6,
+                what="todos al mismo experto (colapso) con top-1")
+    check_close(checked_call(perdida_balanceo, np.tile([1000.0, 999.0, 0.0], (5, 1)), 1), 2.193176, atol=1e-6,  # 3 · 0.7310586
+                what="logits enormes", hint="resta el máximo de cada fila antes de np.exp")
+ok("k si reparte bien, n si colapsa")
+### BEGIN HIDDEN TESTS
+with hidden("perdida_balanceo: igual que transformers en casos aleatorios"):
+    rng_t = np.random.default_rng(506)
+    casos = []
+    for T, n, k in [(24, 4, 2), (50, 8, 1), (17, 6, 3), (9, 5, 5), (30, 16, 4)]:
+        L_h = rng_t.normal(0, 3, size=(T, n)) + rng_t.normal(0, 2, size=n)
+        casos.append((L_h, k, float(MOE.load_balancing_loss(torch.from_numpy(L_h), k))))
+    L_g = rng_t.normal(0, 1, size=(12, 4)) * 3000  # probabilidades 0/1: con top-1 no hay empates por redondeo
+    casos.append((L_g, 1, float(MOE.load_balancing_loss(torch.from_numpy(L_g), 1))))
+    with reference_blocked(*REFERENCIAS):
+        for L_h, k, esperado in casos:
+            obtenido = checked_call(perdida_balanceo, L_h, k)
+            check_number(obtenido, kind="float")
+            check_close(obtenido, esperado, atol=1e-6, rtol=1e-5)
+        check_close(checked_call(perdida_balanceo, np.zeros((3, 6)).tolist(), 4), 4.0, atol=1e-6)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ### Un experimento de verdad: ¿se desequilibra un MoE diminuto sin la pérdida auxiliar?
+#
+# Para no quedarnos en la teoría, el curso entrena cuatro modelos pequeños con el corpus del curso, desde la
+# misma semilla (mismos pesos iniciales y mismos lotes): tres MoE de 4 expertos con top-2, uno **sin**
+# pérdida auxiliar, otro **con** ella al coeficiente de Switch (0.01) y otro con diez veces más (0.1), y un
+# modelo **denso** del mismo tamaño activo (un único MLP tan ancho como dos expertos). Durante el
+# entrenamiento cada capa MoE anota cuántos tokens envía a cada experto. El entrenamiento completo tarda unos
+# minutos; lo hace `benchmarks/moe_load_balance.py` y el cuaderno lee sus resultados guardados. Con
+# `ENTRENAR_EN_VIVO = True` (celda de parámetros) lo repites aquí con `PASOS_EN_VIVO` pasos.
+#
+# Los segundos de entrenamiento dependen de qué más haga la máquina en ese momento; para comparar la
+# velocidad, el experimento cronometra además un paso de entrenamiento de los cuatro modelos ya entrenados,
+# por turnos y con el mismo lote (la mediana de varias repeticiones), y lo divide por el del denso.
+
+# %%
+if ENTRENAR_EN_VIVO:
+    resultados = run_experiment(steps=PASOS_EN_VIVO, record_every=max(1, PASOS_EN_VIVO // 10),
+                                progress=lambda run, paso, perdida: print(f"{run:<15} paso {paso:>4}  pérdida {perdida:.3f}"))
+else:
+    resultados = load_results()
+ajustes = resultados["settings"]
+ejecuciones = {"moe_no_aux": "MoE sin aux.", "moe_aux": f"MoE aux. {ajustes['aux_coef']}",
+               "moe_aux_strong": f"MoE aux. {ajustes['aux_coef_strong']}", "dense": "denso"}
+print(f"{ajustes['n_experts']} expertos, top-{ajustes['k']}, {ajustes['steps']} pasos de {ajustes['batch_size']}×"
+      f"{ajustes['seq_len']} tokens, misma semilla ({ajustes['seed']}) para todos")
+print(f"\n{'ejecución':<16}{'pérdida val.':>13}{'carga máx. val.':>17}{'aux. final':>12}{'paso / denso':>14}"
+      f"{'parámetros':>12}{'activos':>10}")
+for nombre, etiqueta in ejecuciones.items():
+    r = resultados["runs"][nombre]
+    carga_val = f"{r['max_share']:.3f}" if "max_share" in r else "—"
+    aux_final = r["history"]["aux_loss"][-1]
+    aux_texto = f"{aux_final:.3f}" if aux_final is not None else "—"
+    print(f"{etiqueta:<16}{r['val_loss']:>13.4f}{carga_val:>17}{aux_texto:>12}{r['step_vs_dense']:>14.2f}"
+          f"{fmt_int(r['params']):>12}{fmt_int(r['active_params']):>10}")
+
+# %% [markdown]
+# La carga de un experto con top-2 de 4 va de 0.25 (reparto perfecto) a 0.5 (un experto elegido por
+# **todos** los tokens). La figura muestra, capa a capa, la carga de cada experto a lo largo del
+# entrenamiento, y debajo, la pérdida auxiliar de cada MoE (que vale `k = 2` con un reparto perfecto):
+
+# %%
+moes = [nombre for nombre in ejecuciones if nombre != "dense"]
+n_capas = len(resultados["runs"]["moe_no_aux"]["history"]["share"][0])
+fig, axes = plt.subplots(n_capas + 1, len(moes), figsize=(12, 2.4 * (n_capas + 1)), sharex=True, squeeze=False)
+for col, nombre in enumerate(moes):
+    historia = resultados["runs"][nombre]["history"]
+    pasos = historia["step"]
+    cargas = np.array(historia["share"])  # (registros, capas, expertos)
+    for capa in range(n_capas):
+        ax = axes[capa, col]
+        for e in range(cargas.shape[2]):
+            ax.plot(pasos, cargas[:, capa, e], label=f"E{e + 1}")
+        ax.axhline(1 / cargas.shape[2], color="black", ls="--", lw=1)
+        ax.set_ylim(0, 0.55)
+        ax.set_title(f"{ejecuciones[nombre]} · capa {capa}", fontsize=10)
+    axes[n_capas, col].plot(pasos, historia["aux_loss"], color="tab:purple")
+    axes[n_capas, col].axhline(ajustes["k"], color="black", ls="--", lw=1)
+    axes[n_capas, col].set_title("pérdida auxiliar (sin multiplicar por el coeficiente)", fontsize=9)
+    axes[n_capas, col].set_xlabel("paso de entrenamiento")
+axes[0, 0].legend(ncol=2, fontsize=8)
+for fila in range(n_capas):
+    axes[fila, 0].set_ylabel("carga")
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# Lee el resultado con honestidad, sin dar por hecho lo que «debería» pasar. ¿Se acerca alguna capa a 0.5 sin
+# pérdida auxiliar? ¿Cuánto reparte la pérdida auxiliar con 0.01 y con 0.1, y qué cuesta en pérdida de
+# validación? Fíjate también en el valor de la propia pérdida auxiliar: con top-2, `n·Σ f_i P_i` puede bajar de
+# `k` sin que las cargas se igualen, si el enrutador da poca probabilidad a los expertos que elige en segundo
+# lugar; es decir, la pérdida se puede «cumplir» sin repartir del todo. ¿Y el MoE frente al denso del mismo
+# tamaño activo, en pérdida y en tiempo por paso? A esta escala (dos capas, unos cientos de pasos, un corpus
+# pequeño) el reparto también lo mueven la semilla y el ritmo de aprendizaje. La pregunta del final del lab
+# te pide interpretarlo con los números de la tabla.
+#
+# ## 5. Razonar es un proceso: votar y verificar
+#
+# Un modelo que «razona» no tiene más parámetros: gasta más cómputo al responder. La forma más sencilla es la
+# **autoconsistencia**: generar varias soluciones independientes, extraer la respuesta final de cada una y
+# quedarse con la más repetida. El capítulo lo ilustra con cinco rutas que responden 14:30, 14:30, 14:00,
+# 14:30 y 14:45.
+#
+# ### Ejercicio 8 · arregla `autoconsistencia` (2 puntos · dificultad ★☆☆ · ~8 min)
+#
+# Esta versión cree que la respuesta más larga es la más pensada:
+
+# %% nbgrader={"grade_id": "autoconsistencia_con_error", "locked": true}
+def autoconsistencia_con_error(respuestas):
+    return max(respuestas, key=len)  # ← la respuesta «más elaborada»
+
+
+print(autoconsistencia_con_error(["14:30", "14:30", "14:00", "14:30", "14:45 (seguro)"]))
+
+# %% [markdown]
+# Escribir más no es razonar mejor. Escribe `autoconsistencia(respuestas)`: recibe una lista de respuestas
+# (`str`), quita los espacios de alrededor de cada una (`"14:30 "` y `"14:30"` son la misma), devuelve la más
+# repetida (`str`); si hay empate gana la que apareció **primero**; con la lista vacía lanza `ValueError`.
+
+# %% nbgrader={"grade_id": "autoconsistencia", "solution": true}
+def autoconsistencia(respuestas):
+    """La respuesta más votada (empate: la primera que apareció)."""
+    ### BEGIN SOLUTION
+    if len(respuestas) == 0:
+        raise ValueError("no hay respuestas")
+    votos = Counter(r.strip() for r in respuestas)
+    return votos.most_common(1)[0][0]
+    ### END SOLUTION
+
+
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# `collections.Counter` (ya importado) cuenta los votos; `most_common(1)` da la más votada.
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# `Counter` recuerda el orden en que vio cada respuesta, y `most_common` respeta ese orden en los empates. Si
+# usas `max(set(...))`, el orden de un `set` no es el de aparición.
+# </details>
+
+# %% nbgrader={"grade_id": "test_autoconsistencia", "grade": true, "points": 2}
+# Comprobación del ejercicio 8
+with reference_blocked(*REFERENCIAS):
+    voto = checked_call(autoconsistencia, ["14:30", "14:30", "14:00", "14:30", "14:45 (seguro)"])
+    check_equal(voto, "14:30", what="el voto de las cinco rutas", hint="cuenta votos, no letras")
+    check_equal(checked_call(autoconsistencia, ["14:30 ", "14:00", " 14:30"]), "14:30", what="con espacios",
+                hint="usa .strip() antes de contar")
+    check_equal(checked_call(autoconsistencia, ["15:10", "15:05", "15:05", "15:10"]), "15:10", what="un empate",
+                hint="en un empate gana la primera que apareció")
+    check_raises(lambda: autoconsistencia([]), ValueError, what="la lista vacía")
+ok("14:30 gana por 3 votos de 5")
+### BEGIN HIDDEN TESTS
+with hidden("autoconsistencia: votaciones aleatorias, empates y una sola respuesta"):
+    rng_t = np.random.default_rng(508)
+    opciones = ["14:30", "14:00", "14:45", "15:10", "sí", "no", "42"]
+    casos = []
+    for _ in range(12):
+        lista = [str(opciones[i]) + (" " if rng_t.random() < 0.3 else "")
+                 for i in rng_t.integers(0, 4, size=int(rng_t.integers(1, 9)))]
+        casos.append((lista, RZ.self_consistency(lista)))
+    with reference_blocked(*REFERENCIAS):
+        for lista, esperado in casos:
+            check_equal(checked_call(autoconsistencia, lista), esperado)
+        check_equal(checked_call(autoconsistencia, ["b", "a", "a", "b"]), "b")
+        check_equal(checked_call(autoconsistencia, ["no"]), "no")
+        check_equal(checked_call(autoconsistencia, ["x", "yyyyyy", "x"]), "x")
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ¿Cuánto ayuda votar? Supón un resolvedor que acierta cada vez con probabilidad `p`, con intentos
+# independientes, y que cuando falla siempre da la misma respuesta equivocada (el peor caso para votar: los
+# errores no se reparten los votos). La mayoría de `M` intentos (`M` impar) acierta si aciertan más de `M/2`:
+#
+# $$P(\text{acierto por mayoría}) = \sum_{j > M/2} \binom{M}{j}\,p^{j}\,(1-p)^{M-j}$$
+#
+# ### Ejercicio 9 · `prob_mayoria` (2 puntos · dificultad ★★☆ · ~8 min)
+#
+# Escribe `prob_mayoria(p, M)`, que devuelve esa probabilidad (`float`). Lanza `ValueError` si `p` no está en
+# `[0, 1]` o si `M` no es un entero impar positivo. Con `p = 0.6` y `M = 5` sale 0.68256. `math.comb(M, j)`
+# calcula el número combinatorio.
+
+# %% nbgrader={"grade_id": "prob_mayoria", "solution": true}
+def prob_mayoria(p, M):
+    """Probabilidad de que la mayoría de M intentos independientes (acierto p) sea correcta."""
+    ### BEGIN SOLUTION
+    if not 0 <= p <= 1:
+        raise ValueError("p debe estar en [0, 1]")
+    if not isinstance(M, int) or M < 1 or M % 2 == 0:
+        raise ValueError("M debe ser un entero impar positivo")
+    return float(sum(math.comb(M, j) * p**j * (1 - p) ** (M - j) for j in range(M // 2 + 1, M + 1)))
+    ### END SOLUTION
+
+
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# Los aciertos que dan mayoría son `j = M // 2 + 1, …, M`: suma un término binomial por cada uno.
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# Con `M = 5` la mayoría empieza en 3 aciertos, no en 2: `range(M // 2 + 1, M + 1)`.
+# </details>
+
+# %% nbgrader={"grade_id": "test_prob_mayoria", "grade": true, "points": 2}
+# Comprobación del ejercicio 9
+with reference_blocked(*REFERENCIAS):
+    p5 = checked_call(prob_mayoria, 0.6, 5)
+    check_number(p5, what="la probabilidad", kind="float")
+    check_close(p5, 0.68256, atol=1e-9, what="prob_mayoria(0.6, 5)",
+                hint="10·0.6³·0.4² + 5·0.6⁴·0.4 + 0.6⁵")
+    check_close(checked_call(prob_mayoria, 0.6, 1), 0.6, atol=1e-12, what="un solo intento")
+    check_raises(lambda: prob_mayoria(0.6, 4), ValueError, what="M par")
+ok("cinco votos al 60 % aciertan el 68.3 % de las veces")
+### BEGIN HIDDEN TESTS
+with hidden("prob_mayoria: otros p y M, extremos y errores"):
+    rng_t = np.random.default_rng(509)
+    casos = [(float(rng_t.uniform()), int(2 * rng_t.integers(0, 30) + 1)) for _ in range(8)]
+    casos += [(0.0, 7), (1.0, 9), (0.5, 21), (0.3, 101)]
+    esperados = [RZ.majority_vote_accuracy(p_h, M_h) for p_h, M_h in casos]
+    with reference_blocked(*REFERENCIAS):
+        for (p_h, M_h), esperado in zip(casos, esperados):
+            obtenido = checked_call(prob_mayoria, p_h, M_h)
+            check_number(obtenido, kind="float")
+            check_close(obtenido, esperado, atol=1e-9, rtol=1e-6)
+        for mal in [(1.5, 3), (-0.1, 3), (0.5, 0), (0.5, -3), (0.5, 2)]:
+            check_raises(lambda mal=mal: prob_mayoria(*mal), ValueError)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# La curva teórica frente a una simulación con `REPETICIONES_VOTO` votaciones por punto. Por encima de
+# `p = 0.5` votar mejora (y cada vez más con más muestras); por debajo, **empeora**: si cada intento suele
+# fallar, la mayoría falla con más seguridad. Votar amplifica, no corrige.
+
+# %%
+rng = np.random.default_rng(SEMILLA)
+M_valores = list(range(1, 22, 2))
+fig, ax = plt.subplots(figsize=(7, 4))
+for p_dibujo, color in ((0.4, "tab:red"), (0.6, "tab:blue"), (0.8, "tab:green")):
+    teoria = [RZ.majority_vote_accuracy(p_dibujo, M) for M in M_valores]
+    simulada = [np.mean(rng.binomial(M, p_dibujo, size=REPETICIONES_VOTO) > M / 2) for M in M_valores]
+    ax.plot(M_valores, teoria, color=color, label=f"binomial, p = {p_dibujo}")
+    ax.plot(M_valores, simulada, "o", color=color, ms=4, label=f"simulación, p = {p_dibujo}")
+ax.axvline(5, color="grey", ls=":", lw=1)
+ax.annotate("p = 0.6, M = 5: 0.683", (5, 0.68256), xytext=(8, 0.58), arrowprops=dict(arrowstyle="->"))
+ax.set_xlabel("número de muestras M")
+ax.set_ylabel("acierto del voto por mayoría")
+ax.set_title("Autoconsistencia: cuánto ayuda votar")
+ax.legend(fontsize=8, ncol=2)
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# Votar no es la única forma de gastar cómputo en pensar. Otra es **verificar**: comprobar un resultado con
+# una herramienta fiable. El capítulo planifica una salida: una reunión a las 16:00, llegar 10 minutos antes,
+# 25 de taxi y 15 para prepararse. Hacia atrás: 16:00 − 10 = 15:50; − 25 = 15:25; − 15 = **15:10**.
+#
+# ### Ejercicio 10 · `hora_de_empezar` (2 puntos · dificultad ★★☆ · ~10 min)
+#
+# Escribe `hora_de_empezar(reunion, antes=10, trayecto=25, preparacion=15)`: `reunion` es una hora
+# `"HH:MM"` de 24 horas y los otros tres argumentos son minutos (enteros). Devuelve la hora de empezar como
+# texto `"HH:MM"` con dos cifras en horas y minutos, dando la vuelta a medianoche si hace falta (empezar
+# 45 minutos antes de las 00:20 es a las 23:35 del día anterior). Lanza `ValueError` si algún número de
+# minutos es negativo.
+
+# %% nbgrader={"grade_id": "hora_de_empezar", "solution": true}
+def hora_de_empezar(reunion, antes=10, trayecto=25, preparacion=15):
+    """Hora de empezar a prepararse, contando hacia atrás desde la reunión."""
+    ### BEGIN SOLUTION
+    for minutos in (antes, trayecto, preparacion):
+        if minutos < 0:
+            raise ValueError("los minutos no pueden ser negativos")
+    horas, mins = reunion.strip().split(":")
+    total = int(horas) * 60 + int(mins) - antes - trayecto - preparacion
+    total %= 24 * 60
+    return f"{total // 60:02d}:{total % 60:02d}"
+    ### END SOLUTION
+
+
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# Pasa todo a minutos desde medianoche: `h * 60 + m`. Resta y vuelve a horas con `// 60` y `% 60`.
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# Un número negativo de minutos se arregla con `% (24 * 60)`. Para las dos cifras: `f"{h:02d}:{m:02d}"`.
+# </details>
+
+# %% nbgrader={"grade_id": "test_hora_de_empezar", "grade": true, "points": 2}
+# Comprobación del ejercicio 10
+with reference_blocked(*REFERENCIAS):
+    hora = checked_call(hora_de_empezar, "16:00")
+    check_equal(hora, "15:10", what="la salida del capítulo", hint="16:00 − 10 − 25 − 15")
+    check_equal(checked_call(hora_de_empezar, "00:20", 0, 45, 0), "23:35", what="cruzando la medianoche",
+                hint="el resultado en minutos puede ser negativo: usa % (24 * 60)")
+    check_equal(checked_call(hora_de_empezar, "09:30", 5, 10, 10), "09:05", what="con dos cifras",
+                hint="f'{h:02d}:{m:02d}'")
+    check_raises(lambda: hora_de_empezar("16:00", -5), ValueError, what="minutos negativos")
+ok("a las 15:10, y la verificación cuadra: 15:10 + 15 + 25 + 10 = 16:00")
+### BEGIN HIDDEN TESTS
+with hidden("hora_de_empezar: horas aleatorias, medianoche y vuelta atrás"):
+    rng_t = np.random.default_rng(510)
+    casos = []
+    for _ in range(10):
+        reunion_h = f"{int(rng_t.integers(0, 24)):02d}:{int(rng_t.integers(0, 60)):02d}"
+        mins = [int(v) for v in rng_t.integers(0, 200, size=3)]
+        casos.append((reunion_h, mins, RZ.plan_start_time(reunion_h, *mins)))
+    with reference_blocked(*REFERENCIAS):
+        for reunion_h, mins, esperado in casos:
+            obtenido = checked_call(hora_de_empezar, reunion_h, *mins)
+            check_equal(obtenido, esperado)
+            vuelta = (int(obtenido[:2]) * 60 + int(obtenido[3:]) + sum(mins)) % 1440
+            check_equal(f"{vuelta // 60:02d}:{vuelta % 60:02d}", reunion_h)
+        check_equal(checked_call(hora_de_empezar, "23:59", 0, 0, 0), "23:59")
+        check_equal(checked_call(hora_de_empezar, "00:00", 1, 0, 0), "23:59")
+        check_equal(checked_call(hora_de_empezar, "12:00", preparacion=60, antes=0, trayecto=0), "11:00")
+        check_equal(checked_call(hora_de_empezar, "07:05", 300, 300, 300), "16:05")
+        check_raises(lambda: hora_de_empezar("16:00", 0, -1, 0), ValueError)
+        check_raises(lambda: hora_de_empezar("16:00", 0, 0, -30), ValueError)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## 6. Otros mundos en forma de vectores
+#
+# Un modelo multimodal no «ve»: convierte la imagen en vectores que puede comparar o mezclar con los del texto.
+# CLIP entrena un codificador de imágenes y uno de texto para que una foto y su descripción acaben apuntando
+# en la misma dirección, y mide el parecido con la **similitud coseno**:
+#
+# $$\mathrm{sim}(v, t) = \frac{v \cdot t}{\lVert v\rVert\,\lVert t\rVert}$$
+#
+# El capítulo compara la foto de unos auriculares dañados con tres descripciones: «auriculares rotos» 0.82,
+# «caja de zapatos» 0.31, «perro en un parque» 0.08. Aquí tienes vectores de juguete construidos para que
+# salgan exactamente esos números; el vector de la imagen mide 3 y una cuarta descripción, «catálogo de
+# electrónica», tiene un vector muy largo:
+
+# %% nbgrader={"grade_id": "datos_clip", "locked": true}
+# Datos del ejemplo (celda de solo lectura: las comprobaciones los usan).
+base_clip, _ = np.linalg.qr(np.arange(1.0, 65.0).reshape(8, 8) ** 0.5 + np.eye(8))  # 8 direcciones ortonormales
+descripciones = ["auriculares rotos", "caja de zapatos", "perro en un parque", "catálogo de electrónica"]
+v_imagen = 3.0 * (0.82 * base_clip[:, 0] + 0.31 * base_clip[:, 1] + 0.08 * base_clip[:, 2]
+                  + math.sqrt(1 - 0.82**2 - 0.31**2 - 0.08**2) * base_clip[:, 3])
+t_textos = np.stack([base_clip[:, 0], base_clip[:, 1], base_clip[:, 2],
+                     40.0 * (0.3 * base_clip[:, 0] + 0.3 * base_clip[:, 1] + math.sqrt(0.82) * base_clip[:, 4])])
+print("longitud del vector de la imagen:", round(float(np.linalg.norm(v_imagen)), 3))
+print("longitudes de los vectores de texto:", np.round(np.linalg.norm(t_textos, axis=1), 3))
+
+# %% [markdown]
+# ### Ejercicio 11 · arregla `similitud_coseno` (2 puntos · dificultad ★☆☆ · ~8 min)
+#
+# Esta versión compara con el producto escalar sin más:
+
+# %% nbgrader={"grade_id": "similitud_con_error", "locked": true}
+def similitud_coseno_con_error(v, t):
+    return float(np.dot(v, t))  # ← sin dividir por las longitudes
+
+
+for nombre, t in zip(descripciones, t_textos):
+    print(f"{nombre:<26}{similitud_coseno_con_error(v_imagen, t):8.3f}")
+
+# %% [markdown]
+# El «catálogo de electrónica» gana solo porque su vector es largo, y los demás números dependen de que la
+# imagen mida 3. La longitud no dice nada del parecido; la dirección, sí. Escribe `similitud_coseno(v, t)`:
+# recibe dos vectores (arrays o listas) de la misma longitud y devuelve `v·t / (‖v‖‖t‖)` como `float`.
+# Lanza `ValueError` si alguno de los dos es el vector cero (no tiene dirección) o si sus longitudes no
+# coinciden.
+
+# %% nbgrader={"grade_id": "similitud_coseno", "solution": true}
+def similitud_coseno(v, t):
+    """Similitud coseno entre dos vectores."""
+    ### BEGIN SOLUTION
+    v = np.asarray(v, dtype=float)
+    t = np.asarray(t, dtype=float)
+    if v.shape != t.shape:
+        raise ValueError("los vectores deben tener la misma longitud")
+    nv, nt = np.linalg.norm(v), np.linalg.norm(t)
+    if nv == 0 or nt == 0:
+        raise ValueError("el vector cero no tiene dirección")
+    return float(v @ t / (nv * nt))
+    ### END SOLUTION
+
+
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# `np.linalg.norm(v)` es la longitud de `v`. Divide el producto escalar por el producto de las dos longitudes.
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# Comprueba las longitudes (`v.shape != t.shape`) y las normas cero **antes** de dividir.
+# </details>
+
+# %% nbgrader={"grade_id": "test_similitud_coseno", "grade": true, "points": 2}
+# Comprobación del ejercicio 11
+with reference_blocked(*REFERENCIAS):
+    sims = [checked_call(similitud_coseno, v_imagen, t) for t in t_textos]
+    check_number(sims[0], what="la similitud", kind="float")
+    check_close(sims[:3], [0.82, 0.31, 0.08], atol=1e-6, what="las tres descripciones del capítulo",
+                hint="divide por las dos longitudes")
+    check_true(max(range(4), key=lambda i: sims[i]) == 0,
+               "«auriculares rotos» debe ganar aunque el vector del catálogo sea mucho más largo")
+    check_close(checked_call(similitud_coseno, [1.0, 0.0], [0.0, 5.0]), 0.0, atol=1e-6, what="vectores perpendiculares")
+    check_raises(lambda: similitud_coseno([0.0, 0.0], [1.0, 2.0]), ValueError, what="el vector cero")
+ok("«auriculares rotos» gana con 0.82, pase lo que pase con las longitudes")
+### BEGIN HIDDEN TESTS
+with hidden("similitud_coseno: escala, vectores aleatorios, float32 y errores"):
+    rng_t = np.random.default_rng(511)
+    casos = []
+    for d in (2, 3, 16, 64):
+        v_h, t_h = rng_t.normal(size=d), rng_t.normal(size=d)
+        casos.append((v_h, t_h, MM.cosine_similarity(v_h, t_h)))
+    with reference_blocked(*REFERENCIAS):
+        for v_h, t_h, esperado in casos:
+            obtenido = checked_call(similitud_coseno, v_h, t_h)
+            check_number(obtenido, kind="float")
+            check_close(obtenido, esperado, atol=1e-6)
+            check_close(checked_call(similitud_coseno, 1000 * v_h, 0.01 * t_h), esperado, atol=1e-6)
+            check_close(checked_call(similitud_coseno, v_h.astype(np.float32), t_h.astype(np.float32)), esperado, atol=1e-5)
+        check_close(checked_call(similitud_coseno, [1, 2, 3], [-2, -4, -6]), -1.0, atol=1e-6)
+        check_raises(lambda: similitud_coseno([1.0, 2.0], [0.0, 0.0]), ValueError)
+        check_raises(lambda: similitud_coseno([1.0, 2.0], [1.0, 2.0, 3.0]), ValueError)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# El ranking «zero-shot» de CLIP ordena las descripciones por similitud y se queda con la primera; no hizo
+# falta entrenar un clasificador de «auriculares rotos». El mapa de calor compara además tres imágenes de
+# juguete (la de los auriculares y dos más, construidas igual) con las cuatro descripciones:
+
+# %%
+ranking = MM.zero_shot_rank(v_imagen, t_textos, descripciones)
+for puesto, (nombre, sim) in enumerate(ranking, start=1):
+    print(f"{puesto}. {nombre:<26}{sim:.3f}")
+imagenes = {"auriculares dañados": v_imagen, "zapatillas en su caja": 2.0 * (0.2 * base_clip[:, 0] + 0.9 * base_clip[:, 1]
+            + math.sqrt(1 - 0.2**2 - 0.9**2) * base_clip[:, 5]), "perro corriendo": 5.0 * (0.05 * base_clip[:, 1]
+            + 0.95 * base_clip[:, 2] + math.sqrt(1 - 0.05**2 - 0.95**2) * base_clip[:, 6])}
+matriz_sim = np.array([[MM.cosine_similarity(v, t) for t in t_textos] for v in imagenes.values()])
+fig, ax = plt.subplots(figsize=(7.5, 3.2))
+im = ax.imshow(matriz_sim, cmap="viridis", vmin=-0.1, vmax=1)
+for i in range(matriz_sim.shape[0]):
+    for j in range(matriz_sim.shape[1]):
+        ax.text(j, i, f"{matriz_sim[i, j]:.2f}", ha="center", va="center", color="white" if matriz_sim[i, j] < 0.6 else "black")
+ax.set_xticks(range(4), descripciones, rotation=20, ha="right")
+ax.set_yticks(range(3), list(imagenes))
+ax.set_title("Similitud coseno imagen × descripción")
+ax.grid(False)
+fig.colorbar(im, ax=ax)
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# ¿Y cómo se convierte una imagen en tokens? Un Vision Transformer la corta en una rejilla de **parches**
+# (típicamente de 16 × 16 píxeles), aplana cada parche en un vector y lo proyecta: «una imagen vale 16 × 16
+# palabras». Una imagen de 224 × 224 píxeles con 3 canales da 14 × 14 = **196** parches de 16 · 16 · 3 = **768**
+# números cada uno.
+#
+# ### Ejercicio 12 · `parchear` (2 puntos · dificultad ★★★ · ~15 min)
+#
+# Escribe `parchear(imagen, p=16)`: `imagen` es un array `(H, W, C)` y el resultado, un array de NumPy de
+# floats de forma `(H/p · W/p, p·p·C)`. Los parches van por filas desde la esquina superior izquierda (primero
+# el de arriba a la izquierda, luego el de su derecha…) y cada parche se aplana en el orden de la imagen:
+# `parche.reshape(-1)`, con `parche = imagen[f*p:(f+1)*p, c*p:(c+1)*p, :]`. Lanza `ValueError` si `p` no
+# divide a `H` o a `W`.
+#
+# Un bucle doble sobre filas y columnas de la rejilla vale. Si lo haces con `reshape`, ojo: un
+# `imagen.reshape(-1, p*p*C)` directo da la forma correcta pero mezcla filas de parches distintos; hace falta
+# un `transpose` entre medias.
+
+# %% nbgrader={"grade_id": "parchear", "solution": true}
+def parchear(imagen, p=16):
+    """Corta una imagen (H, W, C) en parches p×p aplanados: (H/p·W/p, p·p·C)."""
+    ### BEGIN SOLUTION
+    imagen = np.asarray(imagen, dtype=float)
+    H, W, C = imagen.shape
+    if H % p or W % p:
+        raise ValueError("p debe dividir al alto y al ancho")
+    rejilla = imagen.reshape(H // p, p, W // p, p, C).transpose(0, 2, 1, 3, 4)
+    return rejilla.reshape(-1, p * p * C)
+    ### END SOLUTION
+
+
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# Con bucles: `for f in range(H // p): for c in range(W // p): filas.append(imagen[f*p:(f+1)*p, c*p:(c+1)*p].reshape(-1))`
+# y al final `np.array(filas)`.
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# Sin bucles: `imagen.reshape(H//p, p, W//p, p, C)` tiene los ejes (fila de la rejilla, fila dentro del parche,
+# columna de la rejilla, columna dentro del parche, canal). Junta los dos de la rejilla con
+# `.transpose(0, 2, 1, 3, 4)` antes del `reshape` final.
+# </details>
+
+# %% nbgrader={"grade_id": "test_parchear", "grade": true, "points": 2}
+# Comprobación del ejercicio 12
+imagen_vit = np.fromfunction(lambda y, x, c: np.sin(x / 17.0 + c) + np.cos(y / 23.0) + 0.01 * x * (c + 1),
+                             (224, 224, 3))
+with reference_blocked(*REFERENCIAS):
+    parches = checked_call(parchear, imagen_vit, 16)
+    check_array(parches, what="los parches", dtype="float", shape=(196, 768))
+    check_close(parches[0], imagen_vit[:16, :16].reshape(-1), atol=1e-6, rtol=1e-6,
+                what="el primer parche (arriba a la izquierda)")
+    check_close(parches[1], imagen_vit[:16, 16:32].reshape(-1), atol=1e-6, rtol=1e-6, what="el segundo parche (a su derecha)",
+                hint="recorre la rejilla por filas; un reshape directo mezcla filas de parches distintos")
+    check_close(parches[14], imagen_vit[16:32, :16].reshape(-1), atol=1e-6, rtol=1e-6, what="el parche 14 (segunda fila)")
+    check_raises(lambda: parchear(np.zeros((30, 32, 3)), 16), ValueError, what="un alto que 16 no divide")
+ok("224×224×3 → 196 tokens de 768 números")
+### BEGIN HIDDEN TESTS
+with hidden("parchear: imágenes rectangulares, otros p, un canal y errores"):
+    rng_t = np.random.default_rng(512)
+    casos = []
+    for H, W, Cn, p in [(32, 48, 3, 16), (6, 4, 2, 2), (9, 6, 1, 3), (8, 8, 4, 8), (5, 5, 3, 1)]:
+        img = rng_t.normal(size=(H, W, Cn))
+        casos.append((img, p, MM.patchify(img, p)))
+    with reference_blocked(*REFERENCIAS):
+        for img, p, esperado in casos:
+            obtenido = checked_call(parchear, img, p)
+            check_array(obtenido, dtype="float", shape=esperado.shape)
+            check_close(obtenido, esperado, atol=1e-6, rtol=1e-6)
+        check_raises(lambda: parchear(np.zeros((16, 20, 3)), 16), ValueError)
+        check_raises(lambda: parchear(np.zeros((12, 12, 3)), 5), ValueError)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# La rejilla de 14 × 14 parches sobre la imagen sintética, y los tres primeros parches como los «ve» el
+# modelo: 768 números seguidos.
+
+# %%
+fig, (izq, der) = plt.subplots(1, 2, figsize=(11, 4), gridspec_kw={"width_ratios": [1, 1.4]})
+visible = (imagen_vit - imagen_vit.min()) / (imagen_vit.max() - imagen_vit.min())
+izq.imshow(visible)
+for corte in range(0, 225, 16):
+    izq.axhline(corte - 0.5, color="white", lw=0.6)
+    izq.axvline(corte - 0.5, color="white", lw=0.6)
+for n_parche in range(3):
+    izq.text(8 + 16 * n_parche, 8, str(n_parche), color="black", ha="center", va="center", fontsize=8,
+             bbox=dict(facecolor="white", pad=1))
+izq.set_title("196 parches de 16×16")
+izq.grid(False)
+parches_ref = MM.patchify(imagen_vit, 16)
+for n_parche in range(3):
+    der.plot(parches_ref[n_parche], lw=0.7, label=f"parche {n_parche}")
+der.set_xlabel("posición dentro del vector (768 = 16·16·3)")
+der.set_title("Cada parche es un vector: un «token» de imagen")
+der.legend()
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# ## 7. Atención `O(n²)` frente a una recurrencia `O(n)`
+#
+# La atención compara cada token con todos los anteriores: con `n` tokens son unos `n²/2` productos
+# escalares, y duplicar el texto cuadruplica el trabajo. Los modelos de espacio de estados (SSM, como Mamba)
+# llevan en cambio un **estado** de tamaño fijo que se actualiza una vez por token. La versión más simple es
+# una recurrencia lineal:
+#
+# $$h_t = a \odot h_{t-1} + x_t, \qquad h_{-1} = 0$$
+#
+# `a` decide cuánto se recuerda del pasado (por canal): con `a = 0` no hay memoria y con `a = 1` el estado es
+# la suma de todo lo visto. Los SSM reales hacen que `a` dependa del token («selectivos») y leen el estado con
+# otra proyección; el coste es el mismo: `n` actualizaciones.
+#
+# ### Ejercicio 13 · `recurrencia_lineal` (2 puntos · dificultad ★★☆ · ~10 min)
+#
+# Escribe `recurrencia_lineal(x, a)`: `x` es una matriz `(n, d)` (una fila por token) y `a` un número o un
+# vector de longitud `d`. Devuelve un array de NumPy de floats `(n, d)` con todos los estados
+# `h_0, …, h_{n−1}`. No modifiques `x`.
+
+# %% nbgrader={"grade_id": "recurrencia_lineal", "solution": true}
+def recurrencia_lineal(x, a):
+    """Todos los estados de h_t = a * h_{t-1} + x_t, empezando en h_{-1} = 0."""
+    ### BEGIN SOLUTION
+    x = np.asarray(x, dtype=float)
+    a = np.asarray(a, dtype=float)
+    estados = np.zeros_like(x)
+    h = np.zeros(x.shape[1])
+    for t in range(x.shape[0]):
+        h = a * h + x[t]
+        estados[t] = h
+    return estados
+    ### END SOLUTION
+
+
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# Un bucle sobre `t` con un estado `h` que empieza en ceros de longitud `d`; guarda una copia de cada estado
+# en una matriz de salida nueva.
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# Si escribes `x[t] += a * x[t - 1]` obtienes los números correctos pero estropeas la `x` de quien te llama:
+# trabaja sobre otra matriz.
+# </details>
+
+# %% nbgrader={"grade_id": "test_recurrencia_lineal", "grade": true, "points": 2}
+# Comprobación del ejercicio 13
+x_rec = np.array([[1.0, 2.0], [0.0, 1.0], [3.0, -1.0]])
+with reference_blocked(*REFERENCIAS):
+    H_rec = checked_call(recurrencia_lineal, x_rec, 0.5)
+    check_array(H_rec, what="los estados", dtype="float", shape=(3, 2))
+    check_close(H_rec, [[1.0, 2.0], [0.5, 2.0], [3.25, 0.0]], atol=1e-6, what="a = 0.5",
+                hint="h_1 = 0.5·[1, 2] + [0, 1] = [0.5, 2]")
+    check_close(checked_call(recurrencia_lineal, x_rec, 0.0), x_rec, atol=1e-6, what="a = 0 (sin memoria)")
+    check_close(checked_call(recurrencia_lineal, x_rec, 1.0), np.cumsum(x_rec, axis=0), atol=1e-6,
+                what="a = 1 (suma acumulada)")
+    check_close(checked_call(recurrencia_lineal, x_rec, np.array([0.0, 1.0])), [[1, 2], [0, 3], [3, 2]], atol=1e-6,
+                what="un a por canal")
+ok("un estado por token, calculado en una sola pasada")
+### BEGIN HIDDEN TESTS
+with hidden("recurrencia_lineal: entradas aleatorias, a por canal, listas y un solo token"):
+    rng_t = np.random.default_rng(513)
+    casos = []
+    for n, d in [(10, 3), (1, 4), (25, 1), (7, 6)]:
+        x_h = rng_t.normal(size=(n, d))
+        a_h = rng_t.uniform(-1, 1, size=d)
+        casos.append((x_h, a_h, REC.linear_recurrence(x_h, a_h)))
+        casos.append((x_h, 0.9, REC.linear_recurrence(x_h, 0.9)))
+    with reference_blocked(*REFERENCIAS):
+        for x_h, a_h, esperado in casos:
+            obtenido = checked_call(recurrencia_lineal, x_h, a_h)
+            check_array(obtenido, dtype="float", shape=esperado.shape)
+            check_close(obtenido, esperado, atol=1e-6, rtol=1e-6)
+        check_close(checked_call(recurrencia_lineal, [[1.0], [1.0], [1.0]], 0.5), [[1.0], [1.5], [1.75]], atol=1e-6)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# Ahora, a medir. Para cada longitud de `LONGITUDES` calculamos la atención causal completa (`llmlab.attention`,
+# con la matriz `n × n` explícita) y la recurrencia, con vectores de 32 componentes. Los tiempos dependen de tu
+# máquina, pero las pendientes no: en escala log-log, la atención sube con pendiente cercana a 2 y la
+# recurrencia con pendiente 1. Para textos cortos la atención puede ganar (sus productos de matrices son muy
+# rápidos y el bucle de Python no); al alargar el texto, la cuadrática acaba perdiendo.
+
+# %% tags=["nbval-ignore-output"]
+def mide(funcion, repeticiones=3):
+    mejores = []
+    for _ in range(repeticiones):
+        inicio = time.perf_counter()
+        funcion()
+        mejores.append(time.perf_counter() - inicio)
+    return min(mejores)
+
+
+rng = np.random.default_rng(SEMILLA)
+tiempos_atencion, tiempos_recurrencia = [], []
+for n in LONGITUDES:
+    Q_t, K_t, V_t = rng.normal(size=(3, n, 32))
+    tiempos_atencion.append(mide(lambda: AT.causal_attention(Q_t, K_t, V_t)))
+    tiempos_recurrencia.append(mide(lambda: REC.linear_recurrence(V_t, 0.9)))
+pendiente_atencion = np.polyfit(np.log(LONGITUDES[-3:]), np.log(tiempos_atencion[-3:]), 1)[0]
+pendiente_recurrencia = np.polyfit(np.log(LONGITUDES[-3:]), np.log(tiempos_recurrencia[-3:]), 1)[0]
+fig, (izq, der) = plt.subplots(1, 2, figsize=(11, 3.8))
+izq.loglog(LONGITUDES, tiempos_atencion, "o-", label=f"atención (pendiente {pendiente_atencion:.2f})")
+izq.loglog(LONGITUDES, tiempos_recurrencia, "s-", label=f"recurrencia (pendiente {pendiente_recurrencia:.2f})")
+izq.set_xlabel("longitud n (tokens)")
+izq.set_ylabel("segundos")
+izq.set_title("Medido en esta máquina")
+izq.legend()
+cuentas = [REC.attention_vs_recurrence_flops(n, 32) for n in LONGITUDES]
+der.loglog(LONGITUDES, [c["attention"] for c in cuentas], "o-", label="atención: n(n+1)/2 · 2d")
+der.loglog(LONGITUDES, [c["recurrence"] for c in cuentas], "s-", label="recurrencia: n · d")
+der.set_xlabel("longitud n (tokens)")
+der.set_ylabel("multiplicaciones-suma")
+der.set_title("Contado")
+der.legend()
+plt.tight_layout()
+plt.show()
+print(f"de {LONGITUDES[0]} a {LONGITUDES[-1]} tokens: la atención tarda ×{tiempos_atencion[-1] / tiempos_atencion[0]:.0f},",
+      f"la recurrencia ×{tiempos_recurrencia[-1] / tiempos_recurrencia[0]:.0f}")
+
+# %% [markdown]
+# Por eso la tendencia que describe el capítulo son los **híbridos**: unas pocas capas de atención (que miran
+# todo el contexto con precisión) entre muchas capas de estado (baratas con textos largos), y atenciones que
+# gastan menos memoria (GQA o la atención latente de DeepSeek que viste en la sección 3).
+#
+# ## 8. Errores frecuentes
+#
+# Cada tropiezo del capítulo, escrito y en marcha; la misma clase de comprobación que corrige tus ejercicios
+# lo caza. Son los casos que buscan las pruebas ocultas.
+
+# %%
+detecta = show_caught  # ejecuta una comprobación que DEBE fallar y enseña cómo falla
+
+# 1. Pensar que los expertos son profesiones: un enrutador con reglas fijas («factura» → experto 2) en lugar
+#    de puntuaciones aprendidas. Si se permutan las filas de W_r, la elección no se mueve con ellas.
+def enrutador_por_palabras(x, W_r, k=2):
+    return np.array([2, 0])[:k], np.array([0.5, 0.5])[:k]
+
+
+rng_e = np.random.default_rng(SEMILLA + 51)
+x_e, W_e = rng_e.normal(size=4), rng_e.normal(size=(6, 4))
+permutacion = np.array([5, 3, 1, 0, 2, 4])
+elegidos_perm = permutacion[enrutador_por_palabras(x_e, W_e[permutacion])[0]]
+detecta("expertos con etiqueta fija", lambda: check_equal(elegidos_perm, MOE.route(x_e, W_e, 2)[0], what="elección"))
+
+# 2. Comparar parámetros totales sin mirar los activos (o contar activos = total).
+detecta("activos = total", lambda: check_close(47e9, 13e9, rtol=0.01, what="activos de Mixtral"))
+
+# 3. Confundir razonar con escribir más: elegir la respuesta más larga.
+rutas = ["14:30", "14:30", "14:00", "14:30", "14:45 (seguro)"]
+detecta("la respuesta más larga", lambda: check_equal(autoconsistencia_con_error(rutas), "14:30", what="voto"))
+
+# 4. Tratar la multimodalidad con el producto escalar a secas: manda la longitud del vector.
+detecta("producto escalar sin normalizar", lambda: check_equal(
+    descripciones[int(np.argmax([similitud_coseno_con_error(v_imagen, t) for t in t_textos]))],
+    "auriculares rotos", what="la mejor descripción"))
+
+# 5. Evaluar una arquitectura nueva con una sola nota global: el 90 % esconde un tramo al 40 %.
+aciertos = {"general": [1] * 86 + [0] * 4, "enrutado": [1] * 4 + [0] * 6}
+global_ = sum(sum(v) for v in aciertos.values()) / sum(len(v) for v in aciertos.values())
+por_tramo = {tramo: sum(v) / len(v) for tramo, v in aciertos.items()}
+print(f"nota global {global_:.2f};", ", ".join(f"tramo {t}: {a:.2f}" for t, a in por_tramo.items()))
+detecta("solo la nota global", lambda: check_true(min(por_tramo.values()) >= 0.8,
+                                                   "ningún tramo de la evaluación debe quedar por debajo de 0.8"))
+
+# 6. argsort ascendente: se eligen los expertos MENOS probables.
+detecta("argsort ascendente", lambda: check_equal(np.argsort(g_libro)[:2], [0, 1], what="expertos de g del libro"))
+
+# 7. Softmax sin restar el máximo: con logits [1000, 999] sale nan.
+with np.errstate(over="ignore", invalid="ignore"):
+    ingenua = np.exp([1000.0, 999.0]) / np.exp([1000.0, 999.0]).sum()
+detecta("softmax sin restar el máximo", lambda: check_close(ingenua, [0.731059, 0.268941], atol=1e-6, what="softmax"))
+
+# 8. Pesar a los expertos con los logits en vez de con las probabilidades.
+s_libro = np.log(g_libro)
+detecta("pesos con los logits", lambda: check_close(s_libro[:2] / s_libro[:2].sum(), [0.720930, 0.279070],
+                                                     atol=1e-3, what="pesos"))
+
+# 9. Un experto de más: [:k+1].
+detecta("k + 1 expertos", lambda: check_close(g_libro[:3] / g_libro[:3].sum(), [0.720930, 0.279070], atol=1e-3,
+                                               what="pesos"))
+
+# 10. Calcular todos los expertos y multiplicar los sobrantes por cero: mismo número, coste de modelo denso.
+llamadas.clear()
+todos = sum(w * e(np.array([1.0, 0.5])) for w, e in zip([0.720930, 0.279070, 0.0, 0.0], expertos_libro))
+detecta("todos los expertos calculados", lambda: check_equal(len(llamadas), 2, what="expertos llamados"))
+
+# %% [markdown]
+# ## 9. Pregunta para razonar (corrección manual)
+#
+# Un proveedor anuncia: «nuestro nuevo modelo MoE tiene 200B parámetros pero cuesta como uno de 20B». Con lo
+# que has visto en este lab, en 8-12 líneas:
+#
+# (a) ¿En qué sentido es verdad y en qué sentido no? Habla de memoria para cargarlo y de cómputo por token
+# (usa `N·b/8` con 16 y 4 bits), y di qué número de su ficha técnica necesitarías y por qué «activos» puede
+# significar cosas distintas. (b) Interpreta el experimento de la sección 4 con los números de su tabla: ¿se
+# desequilibró alguna capa sin la pérdida auxiliar? ¿Qué consiguió la pérdida auxiliar con cada coeficiente y
+# a qué precio en pérdida de validación? ¿Cómo queda el MoE frente al denso del mismo tamaño activo, en
+# pérdida y en tiempo por paso, y por qué el tiempo no es proporcional a los parámetros activos? (c) Nombra
+# dos problemas de servir un MoE que no aparecen en un modelo denso.
+#
+# Rúbrica (3 puntos): (a) 1 punto, memoria según el total y cómputo según los activos, con una cuenta y la
+# ambigüedad del embedding; (b) 1 punto, lectura correcta y honesta de la tabla (carga máxima, pérdida,
+# tiempo); (c) 1 punto, dos problemas concretos (equilibrio entre expertos, memoria de todos los expertos,
+# comunicación entre dispositivos, lotes que tocan muchos expertos…).
+
+# %% [markdown] nbgrader={"grade_id": "respuesta_moe", "solution": true, "grade": true, "points": 3}
+# ### BEGIN SOLUTION
+# (a) Es verdad para el cómputo: si 20B de sus 200B parámetros están activos, cada token hace unas
+# `2·20e9` operaciones, como un denso de 20B, y lee unos 40 GB de pesos en 16 bits. No lo es para la memoria:
+# hay que tener cargados los 200B, 400 GB en 16 bits o 100 GB en 4 bits, frente a 40 GB / 10 GB del denso.
+# Necesitaría el total y los activos exactos, el número de expertos, `k` y si hay expertos compartidos; y
+# saber si «activos» incluye la tabla de embedding (Mixtral y Qwen la cuentan, gpt-oss y DeepSeek no).
+#
+# (b) Se lee la carga máxima de validación de cada MoE frente a 0.25 (reparto perfecto) y 0.5 (un experto
+# elegido por todos los tokens) y se dice, capa a capa, si hubo desequilibrio, sin suponerlo. Se compara lo
+# que baja esa carga con 0.01 y con 0.1 y lo que cambia la pérdida de validación, y se nota que la pérdida
+# auxiliar puede quedar por debajo de k sin que las cargas se igualen (con top-2 basta con dar poca
+# probabilidad a los segundos elegidos). El MoE tiene más parámetros totales que el denso con los mismos
+# activos: si su pérdida es mejor, es por esa capacidad extra. El tiempo por paso no sigue a los activos
+# porque repartir los tokens entre expertos (un bucle por experto, índices, copias y el enrutador) cuesta
+# más que un único producto de matrices grande, sobre todo en CPU y con modelos pequeños.
+#
+# (c) El equilibrio de carga (expertos saturados y otros ociosos), la memoria de todos los expertos aunque
+# cada token use pocos, y en varios dispositivos la comunicación de tokens entre expertos; además, un lote
+# grande toca casi todos los expertos, así que el ahorro por token no se traslada igual a la lectura de pesos.
+# ### END SOLUTION
+
+# %% [markdown]
+# ## Resumen
+#
+# - Tres palancas (capacidad, proceso, entrada) y tres niveles (arquitectura, modelo entrenado, sistema)
+#   ordenan las novedades: MoE es una arquitectura, Mixtral un modelo y RAG un sistema.
+# - Un MoE elige `k` de `n` expertos por token con un enrutador: softmax, top-k y renormalización
+#   (0.62 y 0.24 → 0.721 y 0.279). Solo se calculan los elegidos.
+# - `total = S + n·E` y `activos = S + k·E`: Mixtral, ≈47B y ≈13B (S ≈ 1.67B, E ≈ 5.67B); DeepSeek-V3,
+#   671B y 37B, un 5.5 %. La memoria sigue al total; el cómputo, a los activos. «Activos» se cuenta con o sin
+#   embedding según el fabricante.
+# - Nada obliga al enrutador a repartir: la carga de cada experto se mide, y la pérdida auxiliar `n·Σ f_i P_i`
+#   (k si reparte bien, hasta n si colapsa) empuja hacia el equilibrio, pero no lo garantiza. El experimento
+#   de la sección 4 mide qué pasa a escala diminuta.
+# - Razonar es gastar cómputo al responder: votar (14:30 por 3 de 5) ayuda si cada intento acierta más de la
+#   mitad de las veces y perjudica si no; verificar con aritmética (15:10) no depende de la suerte.
+# - Las imágenes se comparan con texto por dirección (similitud coseno: 0.82, 0.31, 0.08) y se convierten en
+#   tokens por parches (224×224×3 → 196 × 768).
+# - La atención cuesta `O(n²)`; una recurrencia con estado, `O(n)`. Los modelos recientes mezclan ambas.
+#
+# ## Para saber más
+#
+# - N. Shazeer et al. (2017), *Outrageously large neural networks: the sparsely-gated mixture-of-experts
+#   layer*; W. Fedus, B. Zoph y N. Shazeer (2022), *Switch Transformers* (la pérdida auxiliar de balanceo).
+# - A. Q. Jiang et al. (2024), *Mixtral of experts*; DeepSeek-AI (2024), *DeepSeek-V3 technical report*
+#   (expertos compartidos, atención latente y balanceo sin pérdida auxiliar).
+# - X. Wang et al. (2023), *Self-consistency improves chain of thought reasoning in language models*; J. Wei
+#   et al. (2022), *Chain-of-thought prompting*; S. Yao et al. (2023), *Tree of thoughts*.
+# - A. Radford et al. (2021), *Learning transferable visual models from natural language supervision* (CLIP);
+#   A. Dosovitskiy et al. (2021), *An image is worth 16x16 words* (ViT).
+# - A. Gu y T. Dao (2023), *Mamba: linear-time sequence modeling with selective state spaces*.
+# - En `llmlab`: `llmlab.moe` (enrutador, cargas, pérdida auxiliar y `SparseMoE`, comprobados contra
+#   `transformers`), `llmlab.cost` (las cuentas exactas de Mixtral, Qwen3-MoE, DeepSeek-V3 y gpt-oss) y
+#   `benchmarks/moe_load_balance.py` (el experimento de la sección 4).

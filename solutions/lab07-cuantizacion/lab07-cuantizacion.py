@@ -1,0 +1,1192 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] nbgrader={"grade_id": "cabecera", "locked": true}
+# # Lab 07 · Cuantización: guardar un modelo en menos bits, y medir lo que cuesta
+#
+# [![Abrir en Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/llmlab-curso/llmlab/blob/main/labs/lab07-cuantizacion/lab07-cuantizacion.ipynb)
+#
+# **Capítulo 06 y capítulo 07** de *Facsímil 03 · Arquitecturas y modelos* (y el tercer cuaderno que propone el
+# capítulo 08) · duración estimada: **2 horas y media**
+#
+# Un modelo de 7 000 millones de parámetros en `float32` pide 28 GB solo para sus pesos; tu portátil
+# probablemente no los tiene. La cuantización guarda cada peso en 8, 4 o incluso 2 bits en lugar de 32, y así
+# es como llama.cpp, Ollama o LM Studio ejecutan modelos abiertos en un ordenador normal. Pero no sale gratis:
+# cada peso se redondea, y el error se paga en calidad. En este laboratorio vas a cuantizar una matriz a mano,
+# medir cuánta memoria ahorras y cuánto error introduces, ver cómo un solo valor atípico lo estropea y cómo se
+# arregla, empaquetar bloques con el formato exacto de los ficheros GGUF de llama.cpp y, al final, cuantizar
+# el modelo `es-base` del curso y comparar su perplejidad y sus respuestas antes y después.
+#
+# **Al terminar sabrás:**
+#
+# 1. calcular la memoria de los pesos con `N · b / 8` y no confundir GB (10⁹) con GiB (2³⁰);
+# 2. cuantizar a int8 con la escala *absmax* y volver a números reales (descuantizar);
+# 3. medir lo que cuesta: memoria **y** error relativo de un producto matriz-vector, nunca solo lo primero;
+# 4. explicar por qué un valor atípico arruina la escala común y arreglarlo con una escala por fila o por grupo;
+# 5. ver cómo crece el error al bajar de 8 a 4, 3 y 2 bits;
+# 6. empaquetar y desempaquetar un bloque Q4_0 de GGUF byte a byte;
+# 7. cuantizar un modelo de verdad y comparar su perplejidad, su memoria, su velocidad y su caché KV.
+#
+# **Cómo se trabaja.** Escribe tu código en las celdas que dicen `ESCRIBE TU CÓDIGO AQUÍ`. La celda que hay
+# debajo de cada ejercicio lo comprueba y te explica en español qué falla; antes tienes pistas plegadas, por si
+# te atascas. Al corregir se ejecutan además pruebas ocultas con entradas que no ves, así que tu función tiene
+# que cumplir el enunciado, no solo los ejemplos. Puedes reutilizar tus funciones de ejercicios anteriores,
+# pero no llames a las de `llmlab.quant`: en las comprobaciones están bloqueadas. Ninguna función debe
+# modificar los arrays que recibe. No modifiques las celdas de comprobación; se restauran antes de corregir.
+#
+# **Convenciones.** Los decimales se escriben con punto, como en Python (`0.011` es un 1.1 %). `GB` son 10⁹
+# bytes y `GiB` son 2³⁰; cada tabla dice cuál usa.
+
+# %% nbgrader={"grade_id": "preparacion", "locked": true}
+# Preparación: ejecuta esta celda primero y no la modifiques.
+import sys
+import subprocess
+
+if "google.colab" in sys.modules:  # solo en Colab: instala llmlab desde el repositorio del curso
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "git+https://github.com/llmlab-curso/llmlab"],
+        check=True,
+    )
+
+import math
+import time
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+from llmlab import corpus, pretrained
+from llmlab import quant as Q
+from llmlab.checks import (check_array, check_close, check_equal, check_number, check_raises, check_true, checked_call,
+                           hidden, ok, reference_blocked, show_caught)
+from llmlab.checks import EjercicioSinHacer  # lo que lanza un ejercicio que aún no has hecho
+from llmlab.model import KVCache, generate
+from llmlab.spanish import fmt_bytes, fmt_int, fmt_num
+from llmlab.train import encode_documents, evaluate
+
+# Lo que las comprobaciones no te dejan llamar: la cuantización ya hecha de llmlab.
+REFERENCIAS = (
+    Q.weight_memory_bytes, Q.quantize_absmax, Q.quantize_int8_absmax, Q.dequantize, Q.fake_quantize,
+    Q.quant_report, Q.relative_matvec_error, Q.max_abs_error, Q.quantize_groupwise, Q.dequantize_groupwise,
+    Q.quantize_affine, Q.quantize_q8_0, Q.quantize_q4_0, Q.dequantize_q4_0, Q.pack_q4_0_block,
+    Q.unpack_q4_0_block, Q.quantize_blocks, Q.dequantize_blocks,
+)
+
+torch.set_num_threads(1)
+plt.rcParams["figure.figsize"] = (6.4, 3.6)
+plt.rcParams["axes.grid"] = True
+plt.rcParams["grid.alpha"] = 0.3
+np.set_printoptions(precision=4, suppress=True)
+
+# %% tags=["parameters"]
+# Parámetros del cuaderno (papermill puede cambiarlos al ejecutar todos los labs en lote).
+SEMILLA = 0  # fija el azar de las matrices de ejemplo
+TOKENS_PERPLEJIDAD = 1024  # tokens de validación para medir la perplejidad de cada formato (todos: None)
+FORMATOS_MODELO = ["f32", "f16", "int8_channel", "q8_0", "q4_0", "int4_g32", "int3_g32", "int2_g32"]
+PASOS_VELOCIDAD = 24  # pasos de decodificación en la medida de velocidad
+
+# %% [markdown]
+# ## 1. ¿Cuánto ocupa un modelo?
+#
+# Un modelo es, ante todo, una lista enorme de números. Si tiene `N` parámetros y cada uno ocupa `b` bits, sus
+# pesos ocupan
+#
+# $$\text{memoria} = \frac{N \cdot b}{8}\ \text{bytes}.$$
+#
+# Con 7 000 millones de parámetros: en `float16` (16 bits) son 14 GB; en 8 bits, 7 GB; en 4 bits, 3.5 GB. Es la
+# cuenta de los capítulos 06 y 07, y la razón de que un modelo de 7B quepa en un portátil de 8 GB de RAM solo
+# si está cuantizado. Ojo con las unidades: los fabricantes de memoria y el libro usan `GB = 10⁹ bytes`, pero
+# muchos programas (el administrador de tareas, `nvidia-smi`, `htop`) muestran `GiB = 2³⁰ bytes`, un 7.4 % más
+# grandes. Los mismos 14·10⁹ bytes son 14 GB o 13.04 GiB.
+#
+# ### Ejercicio 1 · `weight_memory` (1 punto · dificultad ★☆☆ · ~5 min)
+#
+# Escribe `weight_memory(n_params, bits, unit="GB")`, que devuelve la memoria de los pesos como un `float`:
+#
+# - en GB (`unit="GB"`, 10⁹ bytes) o en GiB (`unit="GiB"`, 2³⁰ bytes);
+# - `ValueError` si `unit` no es exactamente `"GB"` ni `"GiB"`, si `n_params` es negativo o si `bits` no es
+#   positivo.
+
+# %% nbgrader={"grade_id": "weight_memory", "solution": true}
+def weight_memory(n_params, bits, unit="GB"):
+    """Memoria de n_params pesos de `bits` bits cada uno, en GB (1e9 bytes) o GiB (2**30 bytes)."""
+    ### BEGIN SOLUTION
+    if unit not in ("GB", "GiB"):
+        raise ValueError(f"unit debe ser 'GB' o 'GiB', no {unit!r}")
+    if n_params < 0 or bits <= 0:
+        raise ValueError("n_params debe ser >= 0 y bits > 0")
+    n_bytes = n_params * bits / 8
+    return float(n_bytes / (1e9 if unit == "GB" else 2**30))
+    ### END SOLUTION
+
+
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# Primero los bytes: `n_params * bits / 8`. Después divide por el tamaño de la unidad.
+#
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# `1 GB = 1e9` bytes y `1 GiB = 2**30 = 1 073 741 824` bytes. Comprueba `unit` antes de calcular nada.
+#
+# </details>
+
+# %% nbgrader={"grade_id": "test_weight_memory", "grade": true, "points": 1}
+# Comprobación del ejercicio 1 · tolerancias: rtol=1e-9 en GB; las GiB del libro vienen redondeadas a 2 decimales.
+with reference_blocked(*REFERENCIAS):
+    gb16 = checked_call(weight_memory, 7e9, 16)
+    check_number(gb16, what="weight_memory(7e9, 16)", kind="float")
+    check_close(gb16, 14.0, rtol=1e-9, what="7B en float16 (GB)", hint="7e9 · 16 / 8 = 14e9 bytes")
+    check_close(checked_call(weight_memory, 7e9, 8), 7.0, rtol=1e-9, what="7B en 8 bits (GB)")
+    check_close(checked_call(weight_memory, 7e9, 4), 3.5, rtol=1e-9, what="7B en 4 bits (GB)")
+    check_close(checked_call(weight_memory, 7e9, 16, unit="GiB"), 13.04, atol=5e-3, what="7B en float16 (GiB)",
+                hint="en GiB se divide por 2**30, no por 1e9")
+    check_close(checked_call(weight_memory, 47e9, 4), 23.5, rtol=1e-9, what="Mixtral (47B) en 4 bits (GB)")
+    check_raises(lambda: weight_memory(7e9, 16, unit="MB"), ValueError, what="weight_memory con unit='MB'")
+ok("7B ocupa 14 / 7 / 3.5 GB en 16 / 8 / 4 bits")
+### BEGIN HIDDEN TESTS
+with hidden("weight_memory: otros tamaños, GiB y entradas inválidas"):
+    rng_t = np.random.default_rng(701)
+    casos = [(float(rng_t.uniform(1e6, 5e11)), int(b), u) for b in (2, 3, 4, 8, 16, 32) for u in ("GB", "GiB")]
+    casos += [(0, 8, "GB"), (1, 1, "GiB"), (405e9, 16, "GiB"), (3.8e6, 4.5, "GB")]
+    esperados = [n * b / 8 / (1e9 if u == "GB" else 2**30) for n, b, u in casos]
+    with reference_blocked(*REFERENCIAS):
+        for (n, b, u), esperado in zip(casos, esperados):
+            obtenido = checked_call(weight_memory, n, b, unit=u)
+            check_number(obtenido, kind="float")
+            check_close(obtenido, esperado, rtol=1e-9, atol=1e-15)
+        check_close(weight_memory(7e9, 16, "GiB"), 14e9 / 2**30, rtol=1e-9)  # unit también por posición
+        for malos in [dict(n_params=-1, bits=8), dict(n_params=7e9, bits=0), dict(n_params=7e9, bits=-4),
+                      dict(n_params=7e9, bits=8, unit="gb"), dict(n_params=7e9, bits=8, unit="bytes")]:
+            check_raises(lambda: weight_memory(**malos), ValueError)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# La tabla de 7B, en las dos unidades, y lo que ocupa el modelo del curso (`es-base`, que se reentrena de vez en
+# cuando: sus números salen del propio modelo):
+
+# %%
+modelo, tok = pretrained.load("es-base")
+n_base = sum(p.numel() for p in modelo.parameters())
+print(f"{'bits':>5s} {'7B en GB':>10s} {'7B en GiB':>10s} {'es-base en MB':>14s}")
+for bits in (32, 16, 8, 4):
+    print(f"{bits:>5d} {Q.weight_memory_bytes(7e9, bits) / Q.GB:>10.2f} {Q.weight_memory_bytes(7e9, bits) / Q.GiB:>10.2f}"
+          f" {Q.weight_memory_bytes(n_base, bits) / 1e6:>14.2f}")
+print(f"\nes-base tiene {fmt_int(n_base)} parámetros; sus tensores float32 ocupan {fmt_bytes(Q.module_nbytes(modelo), 'MB')}")
+
+# %% [markdown]
+# ## 2. int8 a mano: la escala *absmax*
+#
+# La receta del cuaderno del capítulo 08 cabe en tres pasos:
+#
+# 1. busca el peso más grande en valor absoluto, `max|w|`;
+# 2. reparte el intervalo `[−max|w|, +max|w|]` en escalones iguales; con 8 bits, 127 escalones a cada lado del
+#    cero: la **escala** (el tamaño de un escalón) es `s = max|w| / 127`;
+# 3. redondea cada peso al escalón más cercano: `q = round(w / s)`, un entero entre −127 y 127 que cabe en un
+#    byte (`int8`).
+#
+# Para usar los pesos se **descuantiza**: `ŵ = s · q`. Ningún peso se mueve más de medio escalón,
+# `|w − ŵ| ≤ s/2`. El libro habla de «256 escalones» porque un byte tiene 256 valores; aquí usamos 255 (de −127 a
+# 127) para que la rejilla sea simétrica y el cero se represente exactamente: el código −128 se queda sin usar.
+# `np.round` redondea los empates al par más cercano (2.5 → 2); llama.cpp los aleja del cero (2.5 → 3). Con
+# pesos reales los empates exactos casi no aparecen.
+#
+# El ejemplo: `w = [0.5, −1.27, 0.03, 1.0]`. El mayor en valor absoluto es 1.27, así que `s = 0.01` y los códigos
+# son `[50, −127, 3, 100]`. Aquí el redondeo no pierde nada; con pesos de verdad, sí.
+#
+# ### Ejercicio 2 · `quantize_int8` (2 puntos · dificultad ★☆☆ · ~10 min)
+#
+# Escribe `quantize_int8(w)`, que recibe un array (o una lista) de cualquier forma y devuelve `(q, scale)`:
+#
+# - `q`: array de NumPy de dtype `int8` y la forma de `w`, con `q = round(w / scale)` recortado a `[−127, 127]`;
+# - `scale`: un número (`float`), `max|w| / 127`;
+# - si todos los pesos son 0, `scale = 0.0` y `q` todo ceros (sin dividir por cero);
+# - no modifiques `w`.
+
+# %% nbgrader={"grade_id": "quantize_int8", "solution": true}
+def quantize_int8(w):
+    """Cuantización int8 simétrica de todo el tensor: devuelve (q int8, scale float)."""
+    ### BEGIN SOLUTION
+    w = np.asarray(w, dtype=float)
+    scale = float(np.abs(w).max()) / 127
+    if scale == 0:
+        return np.zeros(w.shape, dtype=np.int8), 0.0
+    q = np.clip(np.round(w / scale), -127, 127).astype(np.int8)
+    return q, scale
+    ### END SOLUTION
+
+
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# `np.abs(w).max()` da el mayor valor absoluto. Convierte primero con `w = np.asarray(w, dtype=float)`: así
+# también aceptas listas y trabajas sobre un array nuevo.
+#
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# Redondea **antes** de convertir a entero: `.astype(np.int8)` a secas trunca (2.9 → 2) y, si un valor se sale
+# de [−128, 127], da la vuelta (128 → −128). Por eso se redondea, se recorta con `np.clip` y luego se convierte.
+#
+# </details>
+
+# %% nbgrader={"grade_id": "test_quantize_int8", "grade": true, "points": 2}
+# Comprobación del ejercicio 2 · tolerancias: la escala con rtol=1e-9; los códigos, exactos.
+rng_v = np.random.default_rng(702)
+W_gauss = rng_v.standard_normal((256, 256))
+x_gauss = rng_v.standard_normal(256)
+with reference_blocked(*REFERENCIAS):
+    q_toy, s_toy = checked_call(quantize_int8, [0.5, -1.27, 0.03, 1.0])
+    check_array(q_toy, what="q", dtype="int")
+    check_true(q_toy.dtype == np.int8, f"q debe ser int8 (un byte por peso), y es {q_toy.dtype}")
+    check_number(s_toy, what="scale", kind="float")
+    check_close(s_toy, 0.01, rtol=1e-9, what="la escala de [0.5, −1.27, 0.03, 1.0]", hint="1.27 / 127")
+    check_equal(q_toy, [50, -127, 3, 100], what="los códigos del ejemplo")
+    q_g, s_g = checked_call(quantize_int8, W_gauss)
+    check_true(q_g.shape == (256, 256), "q debe tener la forma de w")
+    error_g = np.linalg.norm(W_gauss @ x_gauss - (q_g * s_g) @ x_gauss) / np.linalg.norm(W_gauss @ x_gauss)
+    check_true(0.005 < error_g < 0.02, f"el error relativo Wx de una gaussiana 256×256 debería rondar el 1 %, "
+               f"y sale {error_g:.4f}", hint="¿redondeas, o truncas? ¿la escala sale del máximo?")
+    q_0, s_0 = checked_call(quantize_int8, np.zeros((2, 3)))
+    check_close(s_0, 0.0, atol=0, what="la escala de una matriz de ceros")
+    check_equal(q_0, np.zeros((2, 3), dtype=np.int8), what="los códigos de una matriz de ceros")
+ok(f"[0.5, −1.27, 0.03, 1.0] → escala 0.01, códigos [50, −127, 3, 100]; gaussiana 256×256: error {error_g:.4f}")
+### BEGIN HIDDEN TESTS
+with hidden("quantize_int8: tensores aleatorios de varias formas, escalas extremas, float32 y bordes"):
+    rng_t = np.random.default_rng(7021)
+    casos = [rng_t.normal(0, 1, (50,)), rng_t.normal(0, 0.02, (16, 64)), rng_t.normal(0, 3, (2, 5, 7)),
+             rng_t.standard_t(2, (40, 30)), -np.abs(rng_t.normal(size=(9,))) - 1, rng_t.normal(0, 1e6, (20,)),
+             rng_t.normal(0, 1e-6, (8, 8)), np.array([4.2]), np.array([[0.0, -3.0], [1.0, 0.0]])]
+    esperados = [Q.quantize_int8_absmax(c) for c in casos]
+    w32 = rng_t.normal(0, 0.05, (64, 64)).astype(np.float32)
+    q32_ref, s32_ref = Q.quantize_int8_absmax(w32.astype(np.float64))
+    with reference_blocked(*REFERENCIAS):
+        for c, (q_ref, s_ref) in zip(casos, esperados):
+            q, s = checked_call(quantize_int8, c)
+            check_array(q, dtype="int", shape=c.shape)
+            check_true(q.dtype == np.int8, "q debe ser int8")
+            check_number(s, kind="float")
+            check_close(s, s_ref, rtol=1e-9, atol=0)
+            check_equal(q, q_ref)
+        q, s = checked_call(quantize_int8, w32)
+        check_close(s, s32_ref, rtol=1e-6, atol=0)
+        check_true(np.abs(q.astype(int) - q32_ref).max() <= 1 and (q == q32_ref).mean() > 0.999, "float32")
+        q, s = checked_call(quantize_int8, [[0.9, -2.0, 0.3]])
+        check_equal(q, [[57, -127, 19]])
+        check_true(np.abs(q).max() == 127, "el peso mayor usa el último código")
+### END HIDDEN TESTS
+
+# %% [markdown]
+# Así se ve la rejilla: cada peso (histograma de la gaussiana) se mueve al escalón más cercano. A la izquierda,
+# un trozo del eje ampliado con los escalones de int8 marcados; a la derecha, el error de cada peso, que nunca
+# pasa de medio escalón.
+
+# %%
+q_dib, s_dib = Q.quantize_int8_absmax(W_gauss)
+error_pesos = W_gauss - Q.dequantize(q_dib, s_dib)
+fig, (izq, der) = plt.subplots(1, 2, figsize=(11, 3.6))
+ventana = (W_gauss > 0.0) & (W_gauss < 8 * s_dib)
+izq.hist(W_gauss[ventana], bins=120, color="tab:blue", alpha=0.7)
+for k in range(0, 9):
+    izq.axvline(k * s_dib, color="tab:red", linewidth=0.8)
+izq.set_xlabel("peso (trozo ampliado cerca de 0)")
+izq.set_title(f"los escalones de int8: s = {s_dib:.4f}")
+der.hist(error_pesos.ravel(), bins=60, color="tab:purple")
+der.axvline(-s_dib / 2, color="k", linestyle="--")
+der.axvline(s_dib / 2, color="k", linestyle="--", label="± s/2")
+der.set_xlabel("w − ŵ")
+der.set_title("error de cada peso")
+der.legend()
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# ## 3. Medir siempre: memoria **y** error
+#
+# Ahorrar memoria es fácil de anunciar («¡4 veces menos!»); lo que hay que medir es cuánto cambia lo que el
+# modelo calcula. En una capa lineal eso es el producto matriz-vector `y = W x`, así que el capítulo 08 mide el
+# error relativo de ese producto:
+#
+# $$\text{error relativo} = \frac{\lVert W x - \hat W x \rVert}{\lVert W x \rVert}, \qquad \hat W = s\,q.$$
+#
+# Con una gaussiana de 256×256 y int8 sale alrededor del 1 %. La memoria: un `float32` ocupa 4 bytes y un
+# `int8`, 1, así que los códigos ocupan 4 veces menos (la única escala, 4 bytes más, no cuenta a esta escala).
+#
+# ### Ejercicio 3 · `quant_report` (2 puntos · dificultad ★★☆ · ~10 min)
+#
+# Escribe `quant_report(W, x)`: cuantiza la matriz `W` con tu `quantize_int8` y devuelve un diccionario con
+# cuatro `float`:
+#
+# - `"mem_ratio"`: bytes de `W` en float32 entre bytes de sus códigos int8 (sin contar la escala);
+# - `"rel_error"`: el error relativo de `W x` de arriba, con `Ŵ` **descuantizada** (`scale * q`);
+# - `"max_error"`: el mayor `|w − ŵ|`;
+# - `"scale"`: la escala.
+#
+# `W` es `(m, n)` y `x` un vector de `n` componentes (array o lista). No modifiques `W`.
+
+# %% nbgrader={"grade_id": "quant_report", "solution": true}
+def quant_report(W, x):
+    """Cuantiza W a int8 y mide lo que cuesta: memoria y error."""
+    ### BEGIN SOLUTION
+    W = np.asarray(W, dtype=float)
+    x = np.asarray(x, dtype=float)
+    q, scale = quantize_int8(W)
+    W_hat = scale * q.astype(float)
+    exacto = W @ x
+    return {
+        "mem_ratio": float(W.size * 4 / (q.size * 1)),
+        "rel_error": float(np.linalg.norm(exacto - W_hat @ x) / np.linalg.norm(exacto)),
+        "max_error": float(np.abs(W - W_hat).max()),
+        "scale": float(scale),
+    }
+    ### END SOLUTION
+
+
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# `np.linalg.norm(v)` es la norma (la longitud) de un vector. Calcula `W @ x` una vez y compáralo con
+# `W_hat @ x`.
+#
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# Mide el error con los pesos **descuantizados** (`scale * q`), no con los códigos: `q` vale del orden de 100 y
+# `W` del orden de 1, y compararlos daría un error absurdo. La proporción de memoria no depende de los datos:
+# 4 bytes frente a 1.
+#
+# </details>
+
+# %% nbgrader={"grade_id": "test_quant_report", "grade": true, "points": 2}
+# Comprobación del ejercicio 3 · tolerancias: rtol=1e-6 (el error se puede calcular en float32 o float64).
+rng_v = np.random.default_rng(703)
+W_rep, x_rep = rng_v.standard_normal((256, 256)), rng_v.standard_normal(256)
+q_ref, s_ref = Q.quantize_int8_absmax(W_rep)
+err_ref = np.linalg.norm(W_rep @ x_rep - (s_ref * q_ref) @ x_rep) / np.linalg.norm(W_rep @ x_rep)
+with reference_blocked(*REFERENCIAS):
+    informe = checked_call(quant_report, W_rep, x_rep)
+    check_true(isinstance(informe, dict), f"quant_report debe devolver un diccionario, y devuelve {type(informe).__name__}")
+    for clave in ("mem_ratio", "rel_error", "max_error", "scale"):
+        check_true(clave in informe, f"falta la clave {clave!r}: un informe sin error no sirve para decidir")
+        check_number(informe[clave], what=f"informe[{clave!r}]", kind="float")
+    check_close(informe["mem_ratio"], 4.0, rtol=1e-9, what="mem_ratio", hint="4 bytes de float32 frente a 1 de int8")
+    check_close(informe["rel_error"], err_ref, rtol=1e-6, what="rel_error de la gaussiana 256×256",
+                hint="compara W @ x con (scale * q) @ x, y divide por la norma de W @ x")
+    check_true(informe["max_error"] <= informe["scale"] / 2 * (1 + 1e-9), "ningún peso puede moverse más de s/2")
+ok(f"int8: {informe['mem_ratio']:.0f}× menos memoria y un error relativo de {informe['rel_error']:.4f}")
+### BEGIN HIDDEN TESTS
+with hidden("quant_report: matrices rectangulares, con valor atípico, listas"):
+    rng_t = np.random.default_rng(7031)
+    casos = []
+    for m, n, escala in [(30, 50, 1.0), (64, 16, 0.02), (10, 10, 5.0)]:
+        Wt = rng_t.normal(0, escala, (m, n))
+        casos.append((Wt, rng_t.normal(size=n)))
+    Wt = rng_t.normal(size=(40, 40))
+    Wt[3, 7] = 100.0
+    casos.append((Wt, rng_t.normal(size=40)))
+    esperados = []
+    for Wt, xt in casos:
+        q, s = Q.quantize_int8_absmax(Wt)
+        Wh = s * q
+        esperados.append((float(np.linalg.norm(Wt @ xt - Wh @ xt) / np.linalg.norm(Wt @ xt)), float(np.abs(Wt - Wh).max()), s))
+    with reference_blocked(*REFERENCIAS):
+        for (Wt, xt), (rel, mx, s) in zip(casos, esperados):
+            inf = checked_call(quant_report, Wt, xt)
+            check_close(inf["mem_ratio"], 4.0, rtol=1e-9)
+            check_close(inf["rel_error"], rel, rtol=1e-6, atol=1e-12)
+            check_close(inf["max_error"], mx, rtol=1e-6, atol=1e-12)
+            check_close(inf["scale"], s, rtol=1e-9)
+        inf = checked_call(quant_report, casos[0][0].tolist(), casos[0][1].tolist())
+        check_close(inf["rel_error"], esperados[0][0], rtol=1e-6)
+        check_true(esperados[3][0] > 0.05, "con el atípico el error crece")
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## 4. Un valor atípico lo estropea todo
+#
+# Los modelos reales tienen unos pocos pesos (y sobre todo activaciones) mucho más grandes que el resto. Veamos
+# qué le pasa a la gaussiana si uno solo de sus 65 536 pesos vale 100:
+
+# %%
+W_atipico = W_rep.copy()
+W_atipico[3, 7] = 100.0
+for nombre, W_ej in [("sin atípico", W_rep), ("con un peso = 100", W_atipico)]:
+    q_e, s_e = Q.quantize_int8_absmax(W_ej)
+    print(f"{nombre:18s} escala {s_e:.4f}   error relativo de W x: {Q.relative_matvec_error(W_ej, s_e * q_e, x_rep):.4f}"
+          f"   pesos que se quedan en el código 0: {(q_e == 0).mean():.0%}")
+
+# %% [markdown]
+# La escala sale del máximo, así que un único 100 la multiplica por más de 20: los escalones se vuelven tan
+# anchos que casi todos los pesos normales caen en los códigos −2…2, y un tercio de ellos se queda en 0. El
+# error salta del 1 % a más del 20 %. El remedio es no obligar a toda la matriz a compartir escala: con una
+# escala **por fila** (por canal de salida), el atípico solo estropea su fila. Cuesta una escala más por fila,
+# casi nada frente a los miles de pesos de la fila.
+#
+# ### Ejercicio 4 · `quantize_rows` (2 puntos · dificultad ★★☆ · ~10 min)
+#
+# Escribe `quantize_rows(W, bits=8)` para una matriz `W` de forma `(m, n)`: cuantización simétrica con una
+# escala por fila y `bits` bits.
+#
+# - `qmax = 2**(bits − 1) − 1` (127 con 8 bits, 7 con 4, 1 con 2); escala de la fila `i`: `max|W[i]| / qmax`;
+# - devuelve `(q, scales)`: `q` array `int8` de forma `(m, n)` con `round(W / scale)` recortado a
+#   `[−qmax, qmax]`; `scales` array de floats de forma `(m, 1)`, para que `scales * q` funcione directamente;
+# - una fila de ceros tiene escala 0 y códigos 0;
+# - `ValueError` si `bits` no está entre 2 y 8. No modifiques `W`.
+
+# %% nbgrader={"grade_id": "quantize_rows", "solution": true}
+def quantize_rows(W, bits=8):
+    """Cuantización simétrica con una escala por fila: devuelve (q int8 (m, n), scales (m, 1))."""
+    ### BEGIN SOLUTION
+    if not 2 <= bits <= 8:
+        raise ValueError(f"bits debe estar entre 2 y 8, no {bits}")
+    W = np.asarray(W, dtype=float)
+    qmax = 2 ** (bits - 1) - 1
+    scales = np.abs(W).max(axis=1, keepdims=True) / qmax
+    seguras = np.where(scales == 0, 1.0, scales)
+    q = np.clip(np.round(W / seguras), -qmax, qmax).astype(np.int8)
+    return q, scales
+    ### END SOLUTION
+
+
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# `np.abs(W).max(axis=1, keepdims=True)` da el máximo de cada fila con forma `(m, 1)`: al dividir `W` por algo
+# de esa forma, cada fila se divide por su propio número.
+#
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# Para no dividir por 0 en las filas de ceros, divide por `np.where(scales == 0, 1.0, scales)` (el código sale 0
+# igual). Y el recorte es a `[−qmax, qmax]`: con 8 bits, `qmax = 127`, no 128 ni 255.
+#
+# </details>
+
+# %% nbgrader={"grade_id": "test_quantize_rows", "grade": true, "points": 2}
+# Comprobación del ejercicio 4 · tolerancias: escalas con rtol=1e-9; códigos exactos.
+W_dos = np.array([[0.5, -1.27, 0.03, 1.0], [1.9, -4.0, 1.1, 0.0]])
+with reference_blocked(*REFERENCIAS):
+    q_r, s_r = checked_call(quantize_rows, W_dos)
+    check_array(q_r, what="q", dtype="int", shape=(2, 4))
+    check_true(q_r.dtype == np.int8, f"q debe ser int8, y es {q_r.dtype}")
+    check_array(s_r, what="scales", dtype="float", shape=(2, 1))
+    check_close(s_r, [[0.01], [4 / 127]], rtol=1e-9, what="las escalas por fila", hint="una escala por fila, forma (m, 1)")
+    check_equal(q_r, [[50, -127, 3, 100], [60, -127, 35, 0]], what="los códigos por fila")
+    q_4, s_4 = checked_call(quantize_rows, W_dos[:1], bits=4)
+    check_close(s_4, [[1.27 / 7]], rtol=1e-9, what="la escala con 4 bits", hint="qmax = 2**(4 − 1) − 1 = 7")
+    check_equal(q_4, [[3, -7, 0, 6]], what="los códigos con 4 bits")
+    q_at, s_at = checked_call(quantize_rows, W_atipico)
+    resto = np.arange(256) != 3
+    err_filas = np.linalg.norm(W_atipico[resto] @ x_rep - (s_at * q_at)[resto] @ x_rep) / np.linalg.norm(W_atipico[resto] @ x_rep)
+    check_true(err_filas < 0.02, f"con una escala por fila, las filas sin el atípico deberían quedar en ~1 %, y dan {err_filas:.3f}")
+    check_raises(lambda: quantize_rows(W_dos, bits=1), ValueError, what="quantize_rows con bits=1")
+ok(f"con escala por fila, las 255 filas sin el atípico vuelven a un error de {err_filas:.4f}")
+### BEGIN HIDDEN TESTS
+with hidden("quantize_rows: bits de 2 a 8, filas de ceros, matrices rectangulares y errores"):
+    rng_t = np.random.default_rng(7041)
+    casos = []
+    for bits in (2, 3, 4, 5, 8):
+        Wt = rng_t.normal(0, rng_t.uniform(0.01, 10), (int(rng_t.integers(1, 12)), int(rng_t.integers(1, 40))))
+        casos.append((Wt, bits))
+    Wt = rng_t.normal(size=(5, 16))
+    Wt[2] = 0.0
+    casos.append((Wt, 8))
+    Wt = rng_t.normal(size=(6, 6))
+    Wt[:, 0] *= 50  # columnas grandes: las filas no deben mezclarse con las columnas
+    casos.append((Wt, 4))
+    esperados = [Q.quantize_absmax(Wt, bits, axis=1) for Wt, bits in casos]
+    with reference_blocked(*REFERENCIAS):
+        for (Wt, bits), (q_ref, s_ref) in zip(casos, esperados):
+            q, s = checked_call(quantize_rows, Wt, bits)
+            check_array(q, dtype="int", shape=Wt.shape)
+            check_true(q.dtype == np.int8, "int8")
+            check_array(s, dtype="float", shape=(Wt.shape[0], 1))
+            check_close(s, s_ref, rtol=1e-9, atol=0)
+            check_equal(q, q_ref)
+        q, s = checked_call(quantize_rows, casos[0][0].tolist(), bits=casos[0][1])
+        check_equal(q, esperados[0][0])
+        q, s = checked_call(quantize_rows, casos[-1][0])  # bits por defecto: 8
+        check_true(np.abs(q).max() == 127, "con 8 bits el máximo de cada fila es 127")
+        for malo in (0, 1, 9, 16):
+            check_raises(lambda: quantize_rows(casos[0][0], bits=malo), ValueError)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## 5. Menos bits, y escalas por grupo
+#
+# Con 4 bits solo hay 15 niveles (−7…7), con 3 bits 7 y con 2 bits 3 (−1, 0, 1). Cada bit menos duplica el
+# tamaño del escalón y, con él, el error. Los formatos de 4 bits que funcionan en la práctica (el Q4_0 de
+# llama.cpp, GPTQ, AWQ) usan una escala por **grupo** de pesos consecutivos de una fila, normalmente 32, 64 o
+# 128: un atípico solo estropea su grupo. La escala en `float16` cuesta `16/g` bits por peso: un formato de 4
+# bits con grupos de 32 ocupa en realidad 4.5 bits por peso, y con grupos de 128, 4.125.
+#
+# ### Ejercicio 5 · `quantize_groups` (3 puntos · dificultad ★★☆ · ~15 min)
+#
+# Escribe `quantize_groups(W, bits=4, group_size=32)` para `W` de forma `(m, n)`: cada fila se corta en grupos de
+# `group_size` pesos **consecutivos** y cada grupo tiene su escala simétrica `max|grupo| / qmax`, con
+# `qmax = 2**(bits − 1) − 1`.
+#
+# - Devuelve `(q, scales)`: `q` array `int8` de forma `(m, n)`; `scales` array de floats de forma
+#   `(m, n // group_size)`, donde `scales[i, g]` es la escala de `W[i, g*group_size:(g+1)*group_size]`.
+# - Un grupo de ceros tiene escala 0 y códigos 0.
+# - `ValueError` si `group_size < 1` o si `n` no es múltiplo de `group_size`. No modifiques `W`.
+
+# %% nbgrader={"grade_id": "quantize_groups", "solution": true}
+def quantize_groups(W, bits=4, group_size=32):
+    """Cuantización simétrica por grupos de pesos consecutivos de cada fila."""
+    ### BEGIN SOLUTION
+    W = np.asarray(W, dtype=float)
+    m, n = W.shape
+    if group_size < 1 or n % group_size != 0:
+        raise ValueError(f"n = {n} debe ser múltiplo de group_size = {group_size}")
+    qmax = 2 ** (bits - 1) - 1
+    grupos = W.reshape(m, n // group_size, group_size)
+    scales = np.abs(grupos).max(axis=2) / qmax
+    seguras = np.where(scales == 0, 1.0, scales)[:, :, None]
+    q = np.clip(np.round(grupos / seguras), -qmax, qmax).astype(np.int8)
+    return q.reshape(m, n), scales
+    ### END SOLUTION
+
+
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# `W.reshape(m, n // group_size, group_size)` pone cada grupo en su propia fila del último eje (los pesos
+# consecutivos de una fila de `W` quedan juntos). Con eso, la escala es un máximo sobre `axis=2`.
+#
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# Para dividir cada grupo por su escala, dale a las escalas forma `(m, n // group_size, 1)`. Al final, vuelve a
+# la forma `(m, n)` con otro `reshape`.
+#
+# </details>
+
+# %% nbgrader={"grade_id": "test_quantize_groups", "grade": true, "points": 3}
+# Comprobación del ejercicio 5 · tolerancias: escalas con rtol=1e-9; códigos exactos.
+W_gr = np.tile(np.array([0.6, -1.27, 0.03, 1.0]), (2, 16))  # (2, 64)
+W_gr[1, 40] = 7.0  # un atípico en el segundo grupo de la segunda fila
+with reference_blocked(*REFERENCIAS):
+    q_g, s_g = checked_call(quantize_groups, W_gr)
+    check_array(q_g, what="q", dtype="int", shape=(2, 64))
+    check_true(q_g.dtype == np.int8, f"q debe ser int8, y es {q_g.dtype}")
+    check_array(s_g, what="scales", dtype="float", shape=(2, 2))
+    check_close(s_g, [[1.27 / 7, 1.27 / 7], [1.27 / 7, 1.0]], rtol=1e-9, what="las escalas de los grupos",
+                hint="scales[i, g] es el máximo de |W[i, 32g:32g+32]| entre 7")
+    check_equal(q_g[0, :4], [3, -7, 0, 6], what="los códigos del primer grupo")
+    check_equal(q_g[1, 32:36], [1, -1, 0, 1], what="los códigos del grupo con el atípico")
+    check_equal(q_g[1, :4], [3, -7, 0, 6], what="el primer grupo de la fila con el atípico (no le afecta)")
+    q_8, s_8 = checked_call(quantize_groups, W_gr, bits=8, group_size=16)
+    check_array(s_8, what="scales con group_size=16", shape=(2, 4))
+    check_raises(lambda: quantize_groups(np.ones((2, 48)), 4, 32), ValueError, what="48 columnas en grupos de 32")
+ok("cada grupo tiene su escala: el atípico solo estropea los 32 pesos de su grupo")
+### BEGIN HIDDEN TESTS
+with hidden("quantize_groups: grupos de 1 a 128, bits de 2 a 8, ceros y errores"):
+    rng_t = np.random.default_rng(7051)
+    casos = [(rng_t.normal(0, 0.05, (8, 256)), 4, 32), (rng_t.normal(size=(3, 256)), 4, 128),
+             (rng_t.standard_t(2, (5, 64)), 3, 16), (rng_t.normal(size=(4, 12)), 8, 4),
+             (rng_t.normal(size=(2, 10)), 2, 1), (rng_t.normal(size=(6, 64)), 4, 64)]
+    Wt = rng_t.normal(size=(4, 64))
+    Wt[1, 32:] = 0.0
+    casos.append((Wt, 4, 32))
+    Wt = rng_t.normal(size=(8, 8))
+    Wt[:, 0] *= 40  # una columna grande: los grupos van por filas, no por columnas
+    casos.append((Wt, 4, 4))
+    esperados = [Q.quantize_groupwise(Wt, bits, g) for Wt, bits, g in casos]
+    with reference_blocked(*REFERENCIAS):
+        for (Wt, bits, g), (q_ref, s_ref) in zip(casos, esperados):
+            q, s = checked_call(quantize_groups, Wt, bits, g)
+            check_array(q, dtype="int", shape=Wt.shape)
+            check_true(q.dtype == np.int8, "int8")
+            check_array(s, dtype="float", shape=s_ref.shape)
+            check_close(s, s_ref, rtol=1e-9, atol=0)
+            check_equal(q, q_ref)
+        q, s = checked_call(quantize_groups, casos[0][0])  # valores por defecto: 4 bits, grupos de 32
+        check_equal(q, esperados[0][0])
+        q, s = checked_call(quantize_groups, casos[3][0].tolist(), bits=8, group_size=4)
+        check_equal(q, esperados[3][0])
+        for malos in [(np.ones((2, 30)), 4, 32), (np.ones((2, 32)), 4, 0), (np.ones((3, 10)), 4, 3)]:
+            check_raises(lambda: quantize_groups(*malos), ValueError)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# La figura resume las secciones 2 a 5: el error relativo de `W x` según los bits, para la gaussiana sin
+# atípico y con él, cuantizada con una escala para todo, una por fila y una por grupo de 32 (escala
+# logarítmica). Cada bit menos multiplica el error por dos; el atípico lo multiplica por 20 si la escala es
+# común, y casi nada si es por fila o por grupo.
+
+# %%
+bits_eje = [2, 3, 4, 5, 6, 7, 8]
+fig, (izq, der) = plt.subplots(1, 2, figsize=(11, 3.8), sharey=True)
+for ax, W_ej, titulo in [(izq, W_rep, "gaussiana"), (der, W_atipico, "gaussiana con un peso = 100")]:
+    for etiqueta, opciones in [("todo el tensor", {}), ("por fila", {"axis": 1}), ("por grupo de 32", {"group_size": 32})]:
+        errores = [Q.relative_matvec_error(W_ej, Q.fake_quantize(W_ej, b, **opciones), x_rep) for b in bits_eje]
+        ax.plot(bits_eje, errores, marker="o", label=etiqueta)
+    ax.set_yscale("log")
+    ax.set_xlabel("bits por peso")
+    ax.set_title(titulo)
+izq.set_ylabel("error relativo de W x")
+izq.legend()
+plt.tight_layout()
+plt.show()
+for b in (8, 4, 2):
+    print(f"{b} bits, gaussiana, todo el tensor: {Q.relative_matvec_error(W_rep, Q.fake_quantize(W_rep, b), x_rep):.4f}")
+
+# %% [markdown]
+# ## 6. Los bloques de GGUF: Q8_0 y Q4_0 byte a byte
+#
+# llama.cpp guarda los modelos en ficheros GGUF. Sus formatos más sencillos son escalas por grupo de 32, tal
+# como acabas de programar, pero con un detalle que importa: la escala y los códigos van **juntos** en un
+# bloque, y los bloques van uno tras otro. Así, para usar 32 pesos basta leer un trozo contiguo de memoria.
+#
+# | formato | un bloque de 32 pesos | bytes | bits por peso |
+# |---|---|---|---|
+# | Q8_0 | escala `d = max|x|/127` en float16 + 32 códigos int8 | 2 + 32 = 34 | 8.5 |
+# | Q4_0 | escala `d` en float16 + 32 códigos de 4 bits, dos por byte | 2 + 16 = 18 | 4.5 |
+#
+# Q4_0 tiene tres detalles propios:
+#
+# 1. **La escala lleva signo.** Se toma el peso de mayor valor absoluto **con su signo**, `m`, y `d = m / −8`.
+#    Así ese peso cae justo en el código 0 (`−8 · d = m`) y se aprovechan los 16 códigos (−8…7), uno más que
+#    con la rejilla simétrica ±7.
+# 2. **Los códigos se guardan sin signo**: `c = min(15, trunc(x / d + 8.5))`, un entero de 0 a 15 (el 8 es el
+#    cero); el valor descuantizado es `d · (c − 8)`.
+# 3. **El orden de los nibbles.** Los 32 códigos van en 16 bytes: el byte `j` guarda el código `j` en sus 4 bits
+#    bajos y el código `j + 16` en sus 4 bits altos: `byte[j] = c[j] | (c[j + 16] << 4)`. No van por parejas
+#    vecinas (`j` y `j + 1`).
+#
+# La escala se guarda en float16 *little endian* (primero el byte bajo), en los 2 primeros bytes. `llmlab.quant`
+# escribe estos bloques exactamente como llama.cpp: sus pruebas comparan cada byte con los del paquete `gguf` de
+# llama.cpp (con tensores aleatorios y con ceros, atípicos, empates ±max y números subnormales). Así se ve un
+# bloque Q8_0:
+
+# %%
+bloque_ej = np.linspace(-1.0, 0.55, 32).astype(np.float32)
+bytes_q8 = Q.quantize_q8_0(bloque_ej)
+print(f"Q8_0: {bytes_q8.size} bytes; escala {bytes_q8[:2].view(np.float16)[0]:.6f} (bytes {bytes_q8[0]:#04x} {bytes_q8[1]:#04x})")
+print("primeros códigos int8:", bytes_q8[2:10].view(np.int8))
+bytes_q4 = Q.quantize_q4_0(bloque_ej)
+print(f"Q4_0: {bytes_q4.size} bytes; escala {bytes_q4[:2].view(np.float16)[0]:.6f}; bytes de códigos:",
+      " ".join(f"{b:02x}" for b in bytes_q4[2:]))
+
+# %% [markdown]
+# ### Ejercicio 6 · `pack_q4_0` (3 puntos · dificultad ★★★ · ~20 min)
+#
+# Escribe `pack_q4_0(block)`, que recibe 32 pesos (array o lista) y devuelve los 18 bytes de su bloque Q4_0 como
+# array de NumPy de dtype `uint8`, idénticos a los de llama.cpp:
+#
+# 1. trabaja en `float32`, como llama.cpp: `x = np.asarray(block, dtype=np.float32)`;
+# 2. `m` = el peso de mayor valor absoluto con su signo (si hay empate, el primero); `d = m / −8` (en float32);
+# 3. códigos `c = min(15, trunc(x · id + 8.5))`, con `id = 1 / d` en float32, como enteros de 0 a 15; si
+#    `d == 0`, todos los códigos valen 8. Usa la `d` en float32, **antes** de redondearla a float16;
+# 4. bytes 0–1: `d` en float16 little endian (`np.array([d], dtype="<f2").view(np.uint8)`);
+#    bytes 2–17: `c[j] | (c[j + 16] << 4)` para `j = 0 … 15`;
+# 5. `ValueError` si el bloque no tiene exactamente 32 valores. No modifiques `block`.
+
+# %% nbgrader={"grade_id": "pack_q4_0", "solution": true}
+def pack_q4_0(block):
+    """Los 18 bytes del bloque Q4_0 (GGUF) de 32 pesos: escala float16 + 16 bytes de nibbles."""
+    ### BEGIN SOLUTION
+    x = np.asarray(block, dtype=np.float32).ravel()
+    if x.size != 32:
+        raise ValueError(f"un bloque Q4_0 tiene 32 pesos, no {x.size}")
+    m = x[np.argmax(np.abs(x))]
+    d = np.float32(m / np.float32(-8))
+    if d == 0:
+        c = np.full(32, 8, dtype=np.uint8)
+    else:
+        inversa = np.float32(1) / d
+        c = np.minimum(15, np.trunc(x * inversa + np.float32(8.5))).astype(np.uint8)
+    nibbles = c[:16] | (c[16:] << 4)
+    escala = np.array([d], dtype="<f2").view(np.uint8)
+    return np.concatenate([escala, nibbles]).astype(np.uint8)
+    ### END SOLUTION
+
+
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# `np.argmax(np.abs(x))` da la posición del primer máximo en valor absoluto; `x[...]` en esa posición es `m`,
+# con su signo. `np.trunc` quita los decimales (hacia cero) y `np.minimum(15, ...)` recorta por arriba.
+#
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# Con los códigos como `uint8`, `c[:16] | (c[16:] << 4)` construye los 16 bytes de una vez: la primera mitad
+# del bloque en los bits bajos y la segunda en los altos. Luego junta la escala y los nibbles con
+# `np.concatenate`.
+#
+# </details>
+
+# %% nbgrader={"grade_id": "test_pack_q4_0", "grade": true, "points": 3}
+# Comprobación del ejercicio 6 · se comparan los 18 bytes exactos con los de llmlab.quant (idénticos a GGUF).
+bloque_a_mano = np.zeros(32, dtype=np.float32)
+bloque_a_mano[0], bloque_a_mano[1], bloque_a_mano[16] = -8.0, 7.0, 3.0  # d = −8 / −8 = 1
+rng_v = np.random.default_rng(706)
+bloque_rnd = rng_v.normal(0, 0.05, 32).astype(np.float32)
+esperado_rnd = Q.quantize_q4_0(bloque_rnd)
+with reference_blocked(*REFERENCIAS):
+    b_mano = checked_call(pack_q4_0, bloque_a_mano)
+    check_array(b_mano, what="pack_q4_0(bloque)", shape=(18,))
+    check_true(b_mano.dtype == np.uint8, f"los bytes deben ser uint8, y son {b_mano.dtype}")
+    check_equal(b_mano[:2], [0x00, 0x3C], what="los bytes de la escala d = 1.0 en float16 (0x3C00, little endian)")
+    check_equal(b_mano[2], 0 | (11 << 4), what="el byte 2 (códigos 0 y 16)",
+                hint="el código 0 (peso −8 → 0) va en los bits bajos y el 16 (peso 3 → 11) en los altos")
+    check_equal(b_mano[3], 15 | (8 << 4), what="el byte 3 (códigos 1 y 17)")
+    check_equal(checked_call(pack_q4_0, bloque_rnd), esperado_rnd, what="los 18 bytes de un bloque aleatorio (GGUF)")
+    check_raises(lambda: pack_q4_0(np.ones(31)), ValueError, what="pack_q4_0 con 31 pesos")
+ok("tus bloques Q4_0 son byte a byte los de llama.cpp")
+### BEGIN HIDDEN TESTS
+with hidden("pack_q4_0: bloques aleatorios, máximo positivo, empates ±m, ceros, listas y errores"):
+    rng_t = np.random.default_rng(7061)
+    casos = [rng_t.normal(0, s, 32).astype(np.float32) for s in (0.01, 0.3, 2.0, 1e3) for _ in range(6)]
+    casos.append(np.abs(rng_t.normal(size=32)).astype(np.float32))  # máximo positivo: d < 0
+    empate = rng_t.uniform(-1, 1, 32).astype(np.float32)
+    empate[4], empate[20] = 3.0, -3.0  # el primero gana
+    casos += [empate, -empate, np.zeros(32, np.float32), rng_t.standard_t(2, 32).astype(np.float32)]
+    # Pesos a 3e-4 escalones de un cambio de código: la d en float16 (0.125) los cambiaría, la de float32 no.
+    d_fino = float(np.float32(-1.0001) / np.float32(-8))
+    fino = [-1.0001] + [d_fino * (k + 0.5 - 3e-4) for k in range(-7, 7)] * 2 + [0.0, 0.0, 0.0]
+    casos.append(np.array(fino, dtype=np.float32))
+    esperados = [Q.quantize_q4_0(c) for c in casos]
+    with reference_blocked(*REFERENCIAS):
+        for c, esperado in zip(casos, esperados):
+            obtenido = checked_call(pack_q4_0, c)
+            check_array(obtenido, shape=(18,))
+            check_true(obtenido.dtype == np.uint8, "uint8")
+            check_equal(obtenido, esperado)
+        check_equal(checked_call(pack_q4_0, casos[1].astype(np.float64).tolist()), esperados[1])
+        for malo in (np.ones(33), np.ones(16), []):
+            check_raises(lambda: pack_q4_0(malo), ValueError)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ### Ejercicio 7 · `unpack_q4_0`, encuentra el error (2 puntos · dificultad ★★☆ · ~10 min)
+#
+# Un compañero ha escrito la función inversa: de los 18 bytes a los 32 pesos descuantizados, `d · (c − 8)`.
+# Con el bloque de la celda siguiente sus pesos salen desordenados. La celda de abajo trae su versión: **tiene
+# un error**. Corrígela. Debe devolver un array de NumPy de 32 floats (float32 o float64) y lanzar `ValueError`
+# si no recibe exactamente 18 bytes.
+
+# %% nbgrader={"grade_id": "unpack_q4_0", "solution": true}
+def unpack_q4_0(data):
+    """Los 32 pesos d · (c − 8) de un bloque Q4_0 de 18 bytes."""
+    data = np.asarray(data, dtype=np.uint8)
+    if data.shape != (18,):
+        raise ValueError(f"un bloque Q4_0 tiene 18 bytes, no {data.size}")
+    d = data[:2].view("<f2")[0].astype(np.float32)
+    nibbles = data[2:]
+    ### BEGIN SOLUTION
+    c = np.concatenate([nibbles & 0x0F, nibbles >> 4])
+    ### END SOLUTION
+    ### BEGIN BUGGY
+    # c = np.stack([nibbles & 0x0F, nibbles >> 4], axis=1).ravel()
+    ### END BUGGY
+    return d * (c.astype(np.float32) - 8)
+
+
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# Empaqueta con tu `pack_q4_0` un bloque con los pesos `0, 1, 2, …, 31` (escalados) y desempaquétalo: ¿en qué
+# orden vuelven?
+#
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# `np.stack([...], axis=1).ravel()` intercala: bajo del byte 0, alto del byte 0, bajo del byte 1… Eso supone
+# parejas vecinas. En Q4_0 los 16 nibbles bajos son los pesos 0…15 y los 16 altos, los pesos 16…31.
+#
+# </details>
+
+# %% nbgrader={"grade_id": "test_unpack_q4_0", "grade": true, "points": 2}
+# Comprobación del ejercicio 7 · tolerancia: atol=0 (d · (c − 8) es exacto en float32).
+rampa = (np.arange(32, dtype=np.float32) - 16) / 16
+bytes_rampa = Q.quantize_q4_0(rampa)
+esperado_rampa = Q.dequantize_q4_0(bytes_rampa)
+with reference_blocked(*REFERENCIAS):
+    pesos = checked_call(unpack_q4_0, bytes_rampa)
+    check_array(pesos, what="unpack_q4_0(bytes)", dtype="float", shape=(32,))
+    check_close(pesos, esperado_rampa, atol=0, what="los pesos de la rampa −1 … 0.94",
+                hint="los nibbles bajos son los pesos 0…15 y los altos, 16…31")
+    check_raises(lambda: unpack_q4_0(bytes_rampa[:17]), ValueError, what="unpack_q4_0 con 17 bytes")
+ok("la rampa vuelve en orden: el byte j lleva los pesos j y j + 16")
+### BEGIN HIDDEN TESTS
+with hidden("unpack_q4_0: bloques aleatorios y listas de bytes"):
+    rng_t = np.random.default_rng(7071)
+    casos = [Q.quantize_q4_0(rng_t.normal(0, s, 32).astype(np.float32)) for s in (0.02, 1.0, 50.0) for _ in range(4)]
+    casos.append(Q.quantize_q4_0(np.zeros(32, np.float32)))
+    esperados = [Q.dequantize_q4_0(c) for c in casos]
+    with reference_blocked(*REFERENCIAS):
+        for c, esperado in zip(casos, esperados):
+            obtenido = checked_call(unpack_q4_0, c)
+            check_array(obtenido, dtype="float", shape=(32,))
+            check_close(obtenido, esperado, atol=0)
+        check_close(checked_call(unpack_q4_0, casos[1].tolist()), esperados[1], atol=0)
+        check_raises(lambda: unpack_q4_0(np.zeros(19, np.uint8)), ValueError)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# Un bloque Q4_0 dibujado: los 32 pesos originales y los que devuelve el bloque. El peso de mayor magnitud cae
+# exactamente en su sitio (código 0); los demás se redondean a uno de los 16 niveles, separados por `|d|`.
+
+# %%
+rng_d = np.random.default_rng(SEMILLA + 7)
+bloque_dib = rng_d.normal(0, 0.04, 32).astype(np.float32)
+bytes_dib = Q.quantize_q4_0(bloque_dib)
+d_dib, codigos_dib = Q.unpack_q4_0_block(bytes_dib)
+fig, ax = plt.subplots(figsize=(10, 3.4))
+ax.bar(np.arange(32) - 0.2, bloque_dib, width=0.4, label="peso original")
+ax.bar(np.arange(32) + 0.2, Q.dequantize_q4_0(bytes_dib), width=0.4, label="Q4_0 descuantizado")
+for nivel in range(16):
+    ax.axhline(d_dib * (nivel - 8), color="grey", linewidth=0.4)
+ax.set_xlabel("posición en el bloque")
+ax.set_title(f"un bloque Q4_0: d = {d_dib:.5f}, 16 niveles (líneas grises)")
+ax.legend()
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# ## 7. El modelo del curso, cuantizado
+#
+# Ahora lo de verdad. `Q.quantize_model(modelo, formato)` devuelve una **copia** del modelo en la que cada capa
+# lineal (y la tabla de embeddings) guarda sus pesos empaquetados y los descuantiza al vuelo en cada paso. Los
+# formatos: `f16`; `int8_channel` (tu `quantize_rows` con 8 bits); `q8_0` y `q4_0` (los bloques GGUF, byte a byte);
+# `int4_g32`, `int3_g32` e `int2_g32` (tu `quantize_groups` con 4, 3 y 2 bits). Las normalizaciones se quedan en
+# float32, como en los ficheros GGUF.
+#
+# Antes de cuantizar nada, una advertencia del capítulo 07: si cuantizas **en su sitio** (sobrescribiendo los
+# pesos originales), ya no te queda con qué comparar, y cualquier medida de «antes y después» sale perfecta.
+#
+# ### Ejercicio 8 · `error_after_quantization`, encuentra el error (2 puntos · dificultad ★☆☆ · ~10 min)
+#
+# Esta función debería devolver (como `float`) el error relativo de `W x` tras cuantizar `W` con una escala para
+# todo el tensor y `bits` bits (la rejilla simétrica de siempre, `qmax = 2**(bits − 1) − 1`). Su autor está
+# encantado: le da error 0 con cualquier número de bits. **Tiene un error**: corrígelo. No modifiques `W`.
+
+# %% nbgrader={"grade_id": "error_after_quantization", "solution": true}
+def error_after_quantization(W, x, bits=8):
+    """Error relativo ||W x − Ŵ x|| / ||W x|| tras cuantizar W (una escala, `bits` bits)."""
+    qmax = 2 ** (bits - 1) - 1
+    ### BEGIN SOLUTION
+    W = np.asarray(W, dtype=float)
+    x = np.asarray(x, dtype=float)
+    escala = np.abs(W).max() / qmax
+    W_hat = np.clip(np.round(W / escala), -qmax, qmax) * escala
+    ### END SOLUTION
+    ### BEGIN BUGGY
+    # escala = np.abs(W).max() / qmax
+    # W /= escala
+    # np.round(W, out=W)
+    # W *= escala
+    # W_hat = W
+    ### END BUGGY
+    return float(np.linalg.norm(W @ x - W_hat @ x) / np.linalg.norm(W @ x))
+
+
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# Después de las tres líneas con `/=`, `round(..., out=W)` y `*=`, ¿qué contiene `W`? ¿Y `W_hat`?
+#
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# Las operaciones «en su sitio» cambian el array que te pasaron: `W` ya es la versión cuantizada y `W_hat` es el
+# mismo objeto. Calcula `W_hat` como un array **nuevo** (`W_hat = np.round(W / escala) * escala`) y deja `W` como
+# estaba.
+#
+# </details>
+
+# %% nbgrader={"grade_id": "test_error_after_quantization", "grade": true, "points": 2}
+# Comprobación del ejercicio 8 · tolerancia: rtol=1e-6.
+rng_v = np.random.default_rng(708)
+W_ip, x_ip = rng_v.standard_normal((128, 128)), rng_v.standard_normal(128)
+esperados_ip = {b: Q.relative_matvec_error(W_ip, Q.fake_quantize(W_ip, b), x_ip) for b in (8, 4)}
+with reference_blocked(*REFERENCIAS):
+    e8 = checked_call(error_after_quantization, W_ip, x_ip)
+    check_number(e8, what="error_after_quantization(W, x)", kind="float")
+    check_true(e8 > 0, "un error de 0 tras redondear es imposible: ¿comparas W consigo misma?")
+    check_close(e8, esperados_ip[8], rtol=1e-6, what="el error con 8 bits")
+    check_close(checked_call(error_after_quantization, W_ip, x_ip, bits=4), esperados_ip[4], rtol=1e-6, what="el error con 4 bits")
+ok(f"8 bits: {e8:.4f}; 4 bits: {esperados_ip[4]:.4f}; y W sigue intacta")
+### BEGIN HIDDEN TESTS
+with hidden("error_after_quantization: otras matrices y otros bits"):
+    rng_t = np.random.default_rng(7081)
+    casos = [(rng_t.normal(0, s, (m, n)), rng_t.normal(size=n), b)
+             for (m, n, s, b) in [(20, 30, 1.0, 8), (64, 8, 0.02, 3), (10, 10, 5.0, 2), (33, 17, 1.0, 6)]]
+    esperados = [Q.relative_matvec_error(Wt, Q.fake_quantize(Wt, b), xt) for Wt, xt, b in casos]
+    with reference_blocked(*REFERENCIAS):
+        for (Wt, xt, b), esperado in zip(casos, esperados):
+            obtenido = checked_call(error_after_quantization, Wt, xt, b)
+            check_number(obtenido, kind="float")
+            check_close(obtenido, esperado, rtol=1e-6, atol=1e-12)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# Con la medida en orden, cuantizamos `es-base` en cada formato y medimos lo que importa: la perplejidad en el
+# texto de validación del curso (que el modelo no vio al entrenar), la memoria que ocupan sus tensores y el
+# cambio respecto a float32. Con los parámetros por defecto se usan los primeros `TOKENS_PERPLEJIDAD` tokens (el
+# benchmark `benchmarks/bench_quant.py` mide la validación entera, y también es-mini).
+
+# %%
+ids_val = encode_documents(corpus.load_documents("validation"), tok)
+if TOKENS_PERPLEJIDAD:
+    ids_val = ids_val[:TOKENS_PERPLEJIDAD]
+modelos_q = {"f32": modelo}
+filas = []
+for formato in FORMATOS_MODELO:
+    mq = modelos_q.get(formato) or Q.quantize_model(modelo, formato)
+    modelos_q[formato] = mq
+    filas.append((formato, Q.module_nbytes(mq), math.exp(evaluate(mq, ids_val))))
+ppl_f32 = dict((f, p) for f, _, p in filas)["f32"]
+print(f"perplejidad sobre {fmt_int(ids_val.numel())} tokens de validación; memoria de los tensores en MB (10⁶ bytes)\n")
+print(f"{'formato':>13s} {'memoria':>10s} {'vs f32':>7s} {'perplejidad':>12s} {'cambio':>9s}")
+for formato, nbytes, ppl in filas:
+    print(f"{formato:>13s} {fmt_bytes(nbytes, 'MB'):>10s} {filas[0][1] / nbytes:>6.1f}× {ppl:>12.2f} "
+          f"{100 * (ppl / ppl_f32 - 1):>+8.2f} %")
+
+# %%
+fig, ax = plt.subplots(figsize=(7.5, 4))
+for formato, nbytes, ppl in filas:
+    ax.scatter(nbytes / 1e6, ppl, s=40)
+    ax.annotate(formato, (nbytes / 1e6, ppl), textcoords="offset points", xytext=(5, 4), fontsize=9)
+ax.set_xscale("log")
+ax.set_xlabel("memoria de los tensores (MB, escala log)")
+ax.set_ylabel("perplejidad de validación")
+ax.set_title("es-base: cuánto ocupa cada formato y cuánto empeora")
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# Lee la tabla de abajo arriba. Lo habitual es que 8 bits no cambie casi nada, que 4 bits con grupos cueste
+# poco (en un modelo tan pequeño la perplejidad puede incluso bajar unas centésimas por azar del redondeo), que
+# con 3 bits empiece a notarse y que con 2 bits el modelo se despeñe: es el «borde» del que habla el capítulo 08,
+# y los formatos de 4 bits viven justo antes del precipicio. La celda siguiente lo resume con los números de tu
+# ejecución; después, como las perplejidades no bastan, mira lo que escribe cada versión con el mismo comienzo y
+# decodificación voraz (sin azar).
+
+# %%
+for umbral in (1, 5, 20):
+    dentro = [f for f, _, p in filas if 100 * (p / ppl_f32 - 1) <= umbral]
+    print(f"formatos que empeoran la perplejidad como mucho un {umbral:>2d} %: {', '.join(dentro)}")
+
+# %%
+inicio = torch.tensor([tok.encode("Había una vez", allowed_special="all")])
+for formato in ("f32", "q4_0", "int2_g32"):
+    if formato in modelos_q:
+        salida = generate(modelos_q[formato], inicio, 24)[0].tolist()
+        print(f"{formato:>9s}: {tok.decode(salida)!r}")
+
+# %% [markdown]
+# ¿Y la velocidad? En un portátil, generar un token obliga a leer **todos** los pesos (el paso está limitado por
+# el ancho de banda de la memoria, capítulo 07), así que leer 4 veces menos bytes debería ir hasta 4 veces más
+# rápido. llama.cpp lo consigue porque descuantiza dentro de sus bucles, sin escribir nunca los pesos en float32.
+# Nuestras capas son didácticas: descuantizan cada matriz entera a float32 en cada paso, y además es-base es tan
+# pequeño que sus pesos caben en la caché del procesador. Medimos (los números cambian en cada ejecución):
+
+# %% tags=["nbval-ignore-output"]
+def tokens_por_segundo(m, pasos=PASOS_VELOCIDAD):
+    cache = m.new_cache()
+    with torch.no_grad():
+        m(ids_val[None, :32], cache=cache)
+        t0 = time.perf_counter()
+        for t in range(pasos):
+            m(ids_val[None, 32 + t : 33 + t], cache=cache)
+    return pasos / (time.perf_counter() - t0)
+
+
+velocidades = {f: tokens_por_segundo(modelos_q[f]) for f in ("f32", "q8_0", "q4_0") if f in modelos_q}
+for f, v in velocidades.items():
+    print(f"{f:>5s}: {v:6.1f} tokens/s  ({v / velocidades['f32']:.2f}× la velocidad de f32)")
+
+# %% [markdown]
+# ## 8. La caché KV en int8
+#
+# Los pesos no son lo único que ocupa memoria al servir un modelo: la caché KV crece con cada token de contexto
+# (lab 03). También se puede cuantizar, pero con cuidado, porque claves y valores se comportan distinto. Las
+# **claves** suelen tener unos pocos canales (coordenadas de `head_dim`) mucho más grandes que el resto, y los
+# mismos en todos los tokens: conviene una escala **por canal**. Los **valores** no, y se cuantizan **por
+# token**, cada uno con su escala en cuanto llega. `Q.QuantizedKVCache` hace eso (la receta de KIVI, con 8 bits):
+# guarda las claves en float32 hasta completar un grupo de 32 tokens y entonces las cuantiza por canal. Se
+# enchufa al modelo sin cambiar nada más:
+
+# %%
+with torch.no_grad():
+    logits_ref = modelo(ids_val[None, :256])
+    cache_f32, cache_i8 = KVCache(modelo.config.n_layers), Q.QuantizedKVCache(modelo.config.n_layers)
+    modelo(ids_val[None, :256], cache=cache_f32)
+    logits_i8 = modelo(ids_val[None, :256], cache=cache_i8)
+cambio_logits = float((logits_i8 - logits_ref).norm() / logits_ref.norm())
+print(f"caché de 256 tokens: float32 {fmt_int(cache_f32.nbytes)} bytes, int8 {fmt_int(cache_i8.nbytes)} bytes "
+      f"({cache_f32.nbytes / cache_i8.nbytes:.2f}× menos); cambio relativo de los logits: {cambio_logits:.5f}")
+for capa in range(modelo.config.n_layers):
+    e = Q.kv_quantization_error(cache_f32.keys[capa], cache_f32.values[capa])
+    print(f"capa {capa}: claves por canal {e['keys_per_channel']:.4f} · claves por token {e['keys_per_token']:.4f}"
+          f" · valores por token {e['values_per_token']:.4f}")
+
+# %% [markdown]
+# La escala por canal gana cuando unos pocos canales de las claves son mucho mayores que el resto. La celda
+# siguiente mide, en la primera capa de `es-base`, cuántas veces supera el canal más grande de cada cabeza a la
+# mediana de sus canales, y la figura lo dibuja. En modelos grandes ese cociente llega a decenas; a la derecha
+# lo simulamos con un canal 40 veces mayor, donde la escala por canal gana con claridad. Si en `es-base` el
+# cociente es pequeño, los dos errores se parecen.
+
+# %%
+claves = cache_f32.keys[0][0]  # (cabezas, tokens, head_dim) de la primera capa
+maximos_canal = claves.abs().amax(dim=1)  # (cabezas, head_dim)
+cocientes = (maximos_canal.amax(dim=1) / maximos_canal.median(dim=1).values).tolist()
+print("canal más grande / mediana de los canales, por cabeza:", ", ".join(f"{c:.1f}" for c in cocientes))
+rng_k = np.random.default_rng(SEMILLA + 8)
+k_sim = torch.from_numpy(rng_k.standard_normal((1, 2, 64, 32)).astype(np.float32))
+k_sim[..., 5] *= 40
+err_sim = Q.kv_quantization_error(k_sim, k_sim)
+fig, (izq, der) = plt.subplots(1, 2, figsize=(11, 3.6))
+for h in range(claves.shape[0]):
+    izq.plot(claves[h].abs().amax(dim=0).numpy(), marker=".", label=f"cabeza {h}")
+izq.set_xlabel("canal (coordenada de head_dim)")
+izq.set_ylabel("max |k| sobre los tokens")
+izq.set_title("claves de es-base, capa 0")
+izq.legend()
+der.bar(["por canal", "por token"], [err_sim["keys_per_channel"], err_sim["keys_per_token"]], color=["tab:green", "tab:red"])
+der.set_ylabel("error relativo de las claves")
+der.set_title("claves simuladas con un canal 40× mayor")
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# ## 9. Errores frecuentes
+#
+# Cada error se ejecuta y lo caza la misma comprobación que corrige los ejercicios (se muestra la primera línea
+# del mensaje):
+
+# %%
+detecta = show_caught  # ejecuta una comprobación que DEBE fallar y enseña cómo falla
+W_e, x_e = W_rep, x_rep
+
+# 1. Sacar la escala de la media de |w| en vez del máximo: la mayoría de pesos se recortan.
+s_media = np.abs(W_e).mean() / 127
+W_media = np.clip(np.round(W_e / s_media), -127, 127) * s_media
+print(f"escala de la media: error relativo {Q.relative_matvec_error(W_e, W_media, x_e):.3f} (frente a ~0.011)")
+detecta("escala de la media", lambda: check_true(Q.relative_matvec_error(W_e, W_media, x_e) < 0.02, "error ~1 %"))
+
+# 2. Olvidar redondear: astype(int8) trunca hacia cero.
+s_e = np.abs(W_e).max() / 127
+W_trunc = (W_e / s_e).astype(np.int8) * s_e
+detecta("truncar en vez de redondear", lambda: check_true(np.abs(W_e - W_trunc).max() <= s_e / 2, "|w − ŵ| ≤ s/2"))
+
+# 3. Recortar mal: convertir a int8 sin recortar cuando la escala es pequeña (128 da la vuelta a −128).
+s_pequena = np.abs(W_e).max() / 200
+W_vuelta = (np.round(W_e / s_pequena).astype(np.int64).astype(np.int8)) * s_pequena
+detecta("int8 sin recortar", lambda: check_true(Q.relative_matvec_error(W_e, W_vuelta, x_e) < 0.05, "error pequeño"))
+
+# 4. Cuantizar en su sitio: «antes» y «después» son el mismo array y el error sale 0.
+W_copia = W_e.copy()
+W_copia /= s_e
+np.round(W_copia, out=W_copia)
+W_copia *= s_e
+detecta("cuantizar en su sitio", lambda: check_true(Q.relative_matvec_error(W_copia, W_copia, x_e) > 0, "error > 0"))
+
+# 5. Nibbles de Q4_0 en parejas vecinas (j, j + 1) en vez de (j, j + 16).
+nib = bytes_rampa[2:]
+mal_orden = bytes_rampa[:2].view(np.float16)[0] * (np.stack([nib & 15, nib >> 4], axis=1).ravel().astype(np.float32) - 8)
+detecta("nibbles en parejas vecinas", lambda: check_close(mal_orden, esperado_rampa, atol=0, what="rampa"))
+
+# 6. GB por GiB en la tabla de memoria: 7B en float16 no son 14 GiB.
+detecta("GB por GiB", lambda: check_close(Q.weight_memory_bytes(7e9, 16) / 1e9, 13.04, atol=5e-3, what="GiB"))
+
+# 7. Informar solo de la memoria («¡4× menos!») sin el error.
+informe_cojo = {"mem_ratio": 4.0}
+detecta("informe sin error", lambda: check_true("rel_error" in informe_cojo, "el informe debe traer rel_error"))
+
+# 8. Medir el error con los códigos en vez de con los pesos descuantizados.
+q_e, _ = Q.quantize_int8_absmax(W_e)
+detecta("error sobre los códigos", lambda: check_true(
+    Q.relative_matvec_error(W_e, q_e.astype(float), x_e) < 0.02, "error ~1 %"))
+
+# 9. Aplicar a la caché KV los bits de los pesos: 4 bits «de serie» en la caché no es lo mismo que en los pesos.
+k4 = Q.fake_quantize(cache_f32.keys[0].numpy(), 4, axis=-1)
+error_k4 = float(np.linalg.norm(k4 - cache_f32.keys[0].numpy()) / np.linalg.norm(cache_f32.keys[0].numpy()))
+detecta("caché KV en 4 bits por token", lambda: check_true(error_k4 < 0.01, f"error de las claves {error_k4:.3f} < 1 %"))
+
+# %% [markdown]
+# ## 10. Pregunta para razonar (corrección manual)
+#
+# Tu equipo quiere ofrecer un asistente en los portátiles de la empresa (16 GB de RAM) con un modelo abierto de
+# 8 000 millones de parámetros. Alguien propone: «lo pasamos a Q4_0, que ocupa 8 veces menos que float32, y
+# listo; además irá 8 veces más rápido».
+#
+# En 8-12 líneas: (a) calcula lo que ocupan sus pesos en float16 y en Q4_0 (4.5 bits por peso), en GB y en GiB,
+# y di si cabe con margen para la caché KV y el sistema; (b) explica qué tendríais que medir antes de darlo por
+# bueno, con lo que has visto en este lab (qué medida, sobre qué datos, y qué harías si 4 bits falla en los casos
+# que os importan); (c) ¿irá 8 veces más rápido? Usa la medida de velocidad de la sección 7 y la idea de que
+# generar está limitado por el ancho de banda para explicar de qué depende.
+#
+# Se puntúa así (3 puntos): (a) cuentas correctas en las dos unidades y conclusión sobre el margen, 1 punto;
+# (b) medir calidad antes y después (perplejidad y, sobre todo, respuestas en casos reales) y una salida si
+# falla (grupos más pequeños, 5-6 bits, dejar en más bits las capas sensibles), 1 punto; (c) velocidad: ganancia
+# acotada por los bytes leídos (no 8×, porque float16 ya era 2 bytes) y solo si el motor descuantiza sin volver a
+# escribir los pesos en float, 1 punto.
+
+# %% [markdown] nbgrader={"grade_id": "respuesta_cuantizar", "solution": true, "grade": true, "points": 3}
+# ### BEGIN SOLUTION
+# (a) En float16, 8e9 · 16 / 8 = 16e9 bytes: 16 GB, 14.9 GiB. No cabe en 16 GB de RAM con el sistema y el resto
+# de programas. En Q4_0, 8e9 · 4.5 / 8 = 4.5e9 bytes: 4.5 GB, 4.19 GiB. Cabe, y queda margen para la caché KV de
+# unos miles de tokens y para el sistema. (El «8 veces» es respecto a float32; frente a float16, que es como se
+# distribuyen los modelos, son 3.6 veces.)
+#
+# (b) Hay que medir la calidad antes y después con el mismo conjunto: la perplejidad en texto parecido al de uso
+# y, sobre todo, las respuestas en casos reales del asistente (una batería de preguntas con su respuesta
+# esperada), comparando el modelo original con el cuantizado sin tocar el original. Si 4 bits empeora justo lo
+# que importa: grupos más pequeños, formatos de 5-6 bits (Q5, Q6_K), o dejar en más bits las capas sensibles
+# (la capa de salida, por ejemplo), y volver a medir.
+#
+# (c) No. Generar cada token obliga a leer todos los pesos, así que el límite es el ancho de banda: leer 4.5 GB
+# en lugar de 16 GB da como mucho unas 3.6 veces más velocidad frente a float16. Y solo si el motor descuantiza
+# dentro del producto (como llama.cpp); nuestras capas, que escriben cada matriz en float32 en cada paso, iban
+# más lentas que float32 en la medida de la sección 7. Con lotes grandes o contextos largos pesan también el cálculo y la caché.
+# ### END SOLUTION
+
+# %% [markdown]
+# ## Resumen
+#
+# - Los pesos ocupan `N · b / 8` bytes: 7B son 14 / 7 / 3.5 GB en 16 / 8 / 4 bits. GB = 10⁹ y GiB = 2³⁰ no son
+#   lo mismo (14 GB = 13.04 GiB).
+# - int8 *absmax*: `s = max|w| / 127`, `q = round(w / s)` recortado a ±127, `ŵ = s · q`; ningún peso se mueve
+#   más de `s/2`. Con una gaussiana, 4 veces menos memoria y un ~1 % de error en `W x`.
+# - Medir siempre memoria **y** error, con los pesos descuantizados y sin cuantizar la referencia en su sitio.
+# - Un atípico multiplica la escala y arruina la precisión de todo lo que la comparte; una escala por fila o por
+#   grupo lo confina. Cada bit menos duplica el error: 4 bits con grupos es el borde útil, 2 bits es el precipicio.
+# - Q8_0 (34 bytes por 32 pesos) y Q4_0 (18 bytes, escala con signo `m/−8`, nibbles `j` y `j + 16` en el mismo
+#   byte) son bloques de escala + códigos; los has empaquetado byte a byte como llama.cpp.
+# - Con un modelo de verdad se mide la perplejidad de cada formato (tus números están en la tabla de la
+#   sección 7): lo habitual es que 8 bits no se note, 4 bits con grupos cueste poco y 2 bits se despeñe. Ir más
+#   rápido depende de cómo descuantice el motor.
+# - La caché KV también se cuantiza: claves por canal, valores por token.
+#
+# ## Para saber más
+#
+# - T. Dettmers et al. (2022), *LLM.int8(): 8-bit matrix multiplication for Transformers at scale*: los
+#   atípicos de las activaciones y por qué rompen int8.
+# - E. Frantar et al. (2022), *GPTQ*, y J. Lin et al. (2023), *AWQ*: cuantización a 3-4 bits que corrige el error
+#   capa a capa o protege los pesos importantes.
+# - T. Dettmers et al. (2023), *QLoRA*: el tipo NF4 y el ajuste fino sobre un modelo de 4 bits (lab 06).
+# - G. Xiao et al. (2023), *SmoothQuant*: pasar la dificultad de las activaciones a los pesos.
+# - Z. Liu et al. (2024), *KIVI: a tuning-free asymmetric 2bit quantization for KV cache*: claves por canal y
+#   valores por token.
+# - La documentación de llama.cpp (formatos GGUF y `llama-quantize`). En `llmlab`: `llmlab.quant` (todo lo de
+#   hoy, con Q6_K), `llmlab.export.to_gguf` (escribe es-base como fichero GGUF) y `benchmarks/bench_quant.py`.

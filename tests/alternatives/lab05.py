@@ -1,0 +1,353 @@
+"""Valid answers to lab 05's exercises written differently from the solution: each must get full marks.
+
+Loops instead of vectorised code, the standard library instead of NumPy, float32, another correct order of
+operations, another (equivalent) formula.
+"""
+
+LAB = "lab05-arquitecturas-modernas"
+
+_NIVEL_FAMILIA = '''
+def nivel(nombre):
+    grupos = {
+        "arquitectura neuronal": {"transformer", "cnn", "rnn", "moe", "mamba", "difusión"},
+        "modelo entrenado": {"bert", "gpt-2", "t5", "mixtral", "clip"},
+        "arquitectura de sistema": {"rag", "agente con herramientas", "pipeline multimodal", "modelo local cuantizado"},
+    }
+    clave = " ".join(nombre.split()).lower()
+    for etiqueta, miembros in grupos.items():
+        if clave in miembros:
+            return etiqueta
+    raise ValueError(nombre)
+
+
+def familia(modelo):
+    clave = modelo.lower().strip()
+    if clave == "bert":
+        return "solo codificador"
+    if clave == "gpt-2":
+        return "solo decodificador"
+    if clave in ("t5", "bart"):
+        return "codificador-decodificador"
+    if clave == "vit":
+        return "vision transformer"
+    if clave in ("switch transformer", "mixtral"):
+        return "moe"
+    if clave == "mamba":
+        return "contexto largo"
+    raise ValueError(modelo)
+'''
+
+ALTERNATIVES = {
+    "quiz": {
+        "conjuntos y if/elif": '''
+def palanca(tecnica):
+    clave = tecnica.lower().strip()
+    if clave in {"mezcla de expertos", "enrutador top-k", "parámetros activos"}:
+        return "capacidad"
+    if clave in {"parches de imagen", "alineación contrastiva", "conector visual", "audio como tokens"}:
+        return "entrada"
+    if clave in {"cadena de pensamiento", "autoconsistencia", "árbol de pensamientos",
+                 "verificación con herramientas", "cómputo en inferencia"}:
+        return "proceso"
+    raise ValueError(tecnica)
+''' + _NIVEL_FAMILIA,
+        "una tabla de pares": '''
+PARES = [("mezcla de expertos", "capacidad"), ("enrutador top-k", "capacidad"), ("parámetros activos", "capacidad"),
+         ("cadena de pensamiento", "proceso"), ("autoconsistencia", "proceso"), ("árbol de pensamientos", "proceso"),
+         ("verificación con herramientas", "proceso"), ("cómputo en inferencia", "proceso"),
+         ("parches de imagen", "entrada"), ("alineación contrastiva", "entrada"), ("conector visual", "entrada"),
+         ("audio como tokens", "entrada")]
+
+
+def palanca(tecnica):
+    for nombre, etiqueta in PARES:
+        if nombre == tecnica.strip().lower():
+            return etiqueta
+    return None
+''' + _NIVEL_FAMILIA,
+    },
+    "enrutar": {
+        "softmax solo sobre los logits elegidos, con listas y bucles": '''
+def enrutar(x, W_r, k=2):
+    x = [float(v) for v in np.ravel(x)]
+    filas = [[float(v) for v in fila] for fila in np.asarray(W_r, dtype=float)]
+    if any(len(fila) != len(x) for fila in filas):
+        raise ValueError("W_r no tiene d columnas")
+    if not 1 <= k <= len(filas):
+        raise ValueError("k fuera de rango")
+    s = [sum(w * v for w, v in zip(fila, x)) for fila in filas]
+    orden = sorted(range(len(s)), key=lambda i: (-s[i], i))[:k]
+    mayor = s[orden[0]]
+    e = [math.exp(s[i] - mayor) for i in orden]
+    return np.array(orden), np.array([v / sum(e) for v in e])
+''',
+        "float32 con np.lexsort": '''
+def enrutar(x, W_r, k=2):
+    x = np.asarray(x, dtype=np.float32)
+    W_r = np.asarray(W_r, dtype=np.float32)
+    if W_r.shape[-1] != x.shape[0]:
+        raise ValueError("formas")
+    if k <= 0 or k > len(W_r):
+        raise ValueError("k")
+    s = (W_r.astype(np.float64) @ x.astype(np.float64))
+    g = np.exp(s - np.max(s))
+    g /= np.sum(g)
+    indices = np.lexsort((np.arange(len(g)), -g))[:k]
+    elegidos = g[indices]
+    return indices, (elegidos / elegidos.sum()).astype(np.float32)
+''',
+    },
+    "mezcla_moe": {
+        "acumula con un bucle sobre k": '''
+def mezcla_moe(x, W_r, expertos, k=2):
+    indices, pesos = enrutar(x, W_r, k)
+    x = np.asarray(x, dtype=float)
+    total = None
+    for j in range(k):
+        y = pesos[j] * np.asarray(expertos[int(indices[j])](x), dtype=float)
+        total = y if total is None else total + y
+    return total
+''',
+        "recalcula la softmax sobre los elegidos": '''
+def mezcla_moe(x, W_r, expertos, k=2):
+    x = np.asarray(x, dtype=float)
+    s = np.asarray(W_r, dtype=float) @ x
+    elegidos = np.argsort(-s, kind="stable")[:k]
+    e = np.exp(s[elegidos] - s[elegidos].max())
+    pesos = e / e.sum()
+    salidas = np.array([np.asarray(expertos[i](x), dtype=float) for i in elegidos])
+    return pesos @ salidas
+''',
+    },
+    "parametros_moe": {
+        "activos como total menos los expertos dormidos": '''
+def parametros_moe(compartidos, por_experto, n_expertos, k):
+    if not 1 <= k <= n_expertos:
+        raise ValueError("k")
+    total = compartidos + n_expertos * por_experto
+    activos = total - (n_expertos - k) * por_experto
+    return dict(total=total, activos=activos, fraccion_activa=activos / total)
+''',
+        "enteros y división al final": '''
+def parametros_moe(compartidos, por_experto, n_expertos, k):
+    if k > n_expertos or k < 1:
+        raise ValueError("k")
+    resultado = {}
+    resultado["total"] = compartidos + por_experto * n_expertos
+    resultado["activos"] = compartidos + por_experto * k
+    resultado["fraccion_activa"] = resultado["activos"] / resultado["total"]
+    return resultado
+''',
+    },
+    "reparto_moe": {
+        "S desde el total": '''
+def reparto_moe(total, activos, n_expertos, k):
+    if k >= n_expertos:
+        raise ValueError("k")
+    if activos > total:
+        raise ValueError("activos")
+    E = (total - activos) / (n_expertos - k)
+    S = total - n_expertos * E
+    if S < -1e-6 * total:
+        raise ValueError("S negativo")
+    return (max(S, 0.0), E)
+''',
+        "sistema lineal con NumPy": '''
+def reparto_moe(total, activos, n_expertos, k):
+    if k >= n_expertos or activos > total:
+        raise ValueError("datos imposibles")
+    S, E = np.linalg.solve([[1.0, n_expertos], [1.0, k]], [total, activos])
+    if S < -1e-6 * max(1.0, abs(total)):
+        raise ValueError("S negativo")
+    return float(S), float(E)
+''',
+    },
+    "carga_expertos": {
+        "bucle por token con sorted": '''
+def carga_expertos(logits_router, k):
+    filas = np.asarray(logits_router, dtype=float)
+    n = filas.shape[1]
+    cuenta = [0] * n
+    for fila in filas:
+        for i in sorted(range(n), key=lambda j: (-fila[j], j))[:k]:
+            cuenta[i] += 1
+    return np.array(cuenta, dtype=float) / (len(filas) * k)
+''',
+        "por probabilidades en float32": '''
+def carga_expertos(logits_router, k):
+    L = np.asarray(logits_router, dtype=np.float64)
+    e = np.exp(L - L.max(axis=1, keepdims=True))
+    g = (e / e.sum(axis=1, keepdims=True))
+    elegidos = np.argsort(-L, axis=1, kind="mergesort")[:, :k]
+    uno = np.zeros_like(g, dtype=np.float32)
+    np.put_along_axis(uno, elegidos, 1.0, axis=1)
+    return uno.sum(axis=0) / uno.sum()
+''',
+    },
+    "perdida_balanceo": {
+        "con one-hot y bucles": '''
+def perdida_balanceo(logits_router, k):
+    L = np.asarray(logits_router, dtype=float)
+    T, n = L.shape
+    f = np.zeros(n)
+    P = np.zeros(n)
+    for fila in L:
+        e = np.exp(fila - fila.max())
+        P += e / e.sum()
+        for i in sorted(range(n), key=lambda j: (-fila[j], j))[:k]:
+            f[i] += 1
+    return float(n * np.dot(f / T, P / T))
+''',
+        "log-sum-exp": '''
+def perdida_balanceo(logits_router, k):
+    L = np.asarray(logits_router, dtype=float)
+    T, n = L.shape
+    m = L.max(axis=1, keepdims=True)
+    log_probs = L - (m + np.log(np.exp(L - m).sum(axis=1, keepdims=True)))
+    P = np.exp(log_probs).sum(axis=0) / T
+    elegidos = np.argsort(-L, axis=1, kind="stable")[:, :k]
+    f = np.array([(elegidos == i).sum() for i in range(n)]) / T
+    return float((f * P).sum() * n)
+''',
+    },
+    "autoconsistencia": {
+        "diccionario y recorrido en orden": '''
+def autoconsistencia(respuestas):
+    if not respuestas:
+        raise ValueError("sin respuestas")
+    votos = {}
+    for r in respuestas:
+        votos[r.strip()] = votos.get(r.strip(), 0) + 1
+    mejor = None
+    for r in votos:  # los diccionarios guardan el orden de inserción
+        if mejor is None or votos[r] > votos[mejor]:
+            mejor = r
+    return mejor
+''',
+        "max sobre las limpias con su primera posición": '''
+def autoconsistencia(respuestas):
+    limpias = [r.strip() for r in respuestas]
+    if len(limpias) == 0:
+        raise ValueError("lista vacía")
+    return max(limpias, key=lambda r: (limpias.count(r), -limpias.index(r)))
+''',
+    },
+    "prob_mayoria": {
+        "1 menos la cola de los fallos": '''
+def prob_mayoria(p, M):
+    if p < 0 or p > 1:
+        raise ValueError("p")
+    if type(M) is not int or M <= 0 or M % 2 != 1:
+        raise ValueError("M")
+    fallos = sum(math.comb(M, j) * p**j * (1 - p) ** (M - j) for j in range(0, M // 2 + 1))
+    return float(1 - fallos) if 0 < p < 1 else float(p)
+''',
+        "recurrencia de coeficientes sin math.comb": '''
+def prob_mayoria(p, M):
+    if not (0.0 <= p <= 1.0):
+        raise ValueError("p")
+    if not isinstance(M, int) or M < 1 or M % 2 == 0:
+        raise ValueError("M")
+    c, total = 1.0, 0.0
+    for j in range(M + 1):
+        if j > M / 2:
+            total += c * p**j * (1 - p) ** (M - j)
+        c = c * (M - j) / (j + 1)
+    return total
+''',
+    },
+    "hora_de_empezar": {
+        "datetime": '''
+import datetime as _dt
+
+
+def hora_de_empezar(reunion, antes=10, trayecto=25, preparacion=15):
+    if antes < 0 or trayecto < 0 or preparacion < 0:
+        raise ValueError("minutos negativos")
+    t = _dt.datetime.strptime(reunion, "%H:%M") - _dt.timedelta(minutes=antes + trayecto + preparacion)
+    return t.strftime("%H:%M")
+''',
+        "divmod paso a paso": '''
+def hora_de_empezar(reunion, antes=10, trayecto=25, preparacion=15):
+    h, m = (int(v) for v in reunion.split(":"))
+    minutos = h * 60 + m
+    for paso in (antes, trayecto, preparacion):
+        if paso < 0:
+            raise ValueError("negativo")
+        minutos -= paso
+    while minutos < 0:
+        minutos += 24 * 60
+    h, m = divmod(minutos, 60)
+    return "%02d:%02d" % (h % 24, m)
+''',
+    },
+    "similitud_coseno": {
+        "math y bucles": '''
+def similitud_coseno(v, t):
+    v, t = [float(a) for a in v], [float(b) for b in t]
+    if len(v) != len(t):
+        raise ValueError("longitudes distintas")
+    nv = math.sqrt(sum(a * a for a in v))
+    nt = math.sqrt(sum(b * b for b in t))
+    if nv == 0.0 or nt == 0.0:
+        raise ValueError("vector cero")
+    return sum(a * b for a, b in zip(v, t)) / (nv * nt)
+''',
+        "normaliza primero (copias)": '''
+def similitud_coseno(v, t):
+    v = np.array(v, dtype=float)
+    t = np.array(t, dtype=float)
+    if v.shape != t.shape:
+        raise ValueError("longitudes distintas")
+    if not np.any(v) or not np.any(t):
+        raise ValueError("vector cero")
+    return float(np.dot(v / np.linalg.norm(v), t / np.linalg.norm(t)))
+''',
+    },
+    "parchear": {
+        "bucle doble": '''
+def parchear(imagen, p=16):
+    imagen = np.asarray(imagen, dtype=float)
+    H, W, C = imagen.shape
+    if H % p != 0 or W % p != 0:
+        raise ValueError("p no divide la imagen")
+    filas = []
+    for f in range(H // p):
+        for c in range(W // p):
+            filas.append(imagen[f * p:(f + 1) * p, c * p:(c + 1) * p, :].reshape(-1))
+    return np.array(filas)
+''',
+        "float32 con swapaxes": '''
+def parchear(imagen, p=16):
+    img = np.asarray(imagen, dtype=np.float32)
+    H, W, C = img.shape
+    if H % p or W % p:
+        raise ValueError("p")
+    return np.swapaxes(img.reshape(H // p, p, W // p, p, C), 1, 2).reshape(H // p * (W // p), -1)
+''',
+    },
+    "recurrencia_lineal": {
+        "lista de estados y np.stack": '''
+def recurrencia_lineal(x, a):
+    x = np.array(x, dtype=float)
+    a = np.asarray(a, dtype=float)
+    estados = []
+    h = 0.0
+    for fila in x:
+        h = a * h + fila
+        estados.append(np.copy(h))
+    return np.stack(estados)
+''',
+        "forma cerrada con potencias": '''
+def recurrencia_lineal(x, a):
+    x = np.asarray(x, dtype=float)
+    a = np.broadcast_to(np.asarray(a, dtype=float), x.shape[1:])
+    n = x.shape[0]
+    salida = np.empty(x.shape)
+    for t in range(n):
+        potencias = np.stack([a ** (t - s) for s in range(t + 1)])
+        salida[t] = (potencias * x[: t + 1]).sum(axis=0)
+    return salida
+''',
+    },
+}

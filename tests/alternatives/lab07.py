@@ -1,0 +1,228 @@
+"""Valid answers to lab 07's exercises written differently from the solution: each must get full marks.
+
+Loops instead of vectorised code, `math` instead of NumPy, float32 arithmetic, half-away-from-zero
+rounding (the statements never depend on exact ties), another correct order of operations.
+"""
+
+LAB = "lab07-cuantizacion"
+
+ALTERNATIVES = {
+    "weight_memory": {
+        "dictionary of units": (
+            "def weight_memory(n_params, bits, unit='GB'):\n"
+            "    unidades = {'GB': 10**9, 'GiB': 1024**3}\n"
+            "    if unit not in unidades:\n"
+            "        raise ValueError(unit)\n"
+            "    if n_params < 0 or not bits > 0:\n"
+            "        raise ValueError('tamaños')\n"
+            "    return n_params / unidades[unit] * (bits / 8)\n"
+        ),
+        "bytes first with math": (
+            "import math as _m\n"
+            "def weight_memory(n_params, bits, unit='GB'):\n"
+            "    if unit == 'GB':\n"
+            "        divisor = _m.pow(10, 9)\n"
+            "    elif unit == 'GiB':\n"
+            "        divisor = _m.pow(2, 30)\n"
+            "    else:\n"
+            "        raise ValueError('unidad desconocida')\n"
+            "    if n_params < 0:\n"
+            "        raise ValueError('n_params')\n"
+            "    if bits <= 0:\n"
+            "        raise ValueError('bits')\n"
+            "    total_bits = n_params * bits\n"
+            "    return float(total_bits / 8 / divisor)\n"
+        ),
+    },
+    "quantize_int8": {
+        "loop over a flat copy, round half away": (
+            "def quantize_int8(w):\n"
+            "    arr = np.array(w, dtype=float)\n"
+            "    plano = arr.ravel()\n"
+            "    maximo = max(abs(v) for v in plano)\n"
+            "    escala = maximo / 127\n"
+            "    codigos = np.zeros(plano.size, dtype=np.int8)\n"
+            "    if escala > 0:\n"
+            "        for i, v in enumerate(plano):\n"
+            "            r = math.floor(abs(v) / escala + 0.5) * (1 if v >= 0 else -1)\n"
+            "            codigos[i] = max(-127, min(127, r))\n"
+            "    return codigos.reshape(arr.shape), float(escala)\n"
+        ),
+        "float32 arithmetic with rint": (
+            "def quantize_int8(w):\n"
+            "    x = np.asarray(w)\n"
+            "    x = x.astype(np.float64) if x.dtype != np.float32 else x.copy()\n"
+            "    amax = np.max(np.abs(x))\n"
+            "    if amax == 0:\n"
+            "        return np.zeros_like(x, dtype=np.int8), 0.0\n"
+            "    s = amax / 127\n"
+            "    return np.rint(x / s).clip(-127, 127).astype(np.int8), float(s)\n"
+        ),
+    },
+    "quant_report": {
+        "inline quantisation with loops for the norms": (
+            "def quant_report(W, x):\n"
+            "    W = np.array(W, dtype=float)\n"
+            "    x = np.array(x, dtype=float)\n"
+            "    escala = np.abs(W).max() / 127\n"
+            "    q = np.clip(np.round(W / escala), -127, 127).astype(np.int8) if escala else np.zeros(W.shape, np.int8)\n"
+            "    W_hat = q * escala\n"
+            "    y, y_hat = W @ x, W_hat @ x\n"
+            "    num = math.sqrt(sum((a - b) ** 2 for a, b in zip(y, y_hat)))\n"
+            "    den = math.sqrt(sum(a * a for a in y))\n"
+            "    return {'mem_ratio': 32 / 8, 'rel_error': num / den, 'max_error': float(np.max(np.abs(W_hat - W))),\n"
+            "            'scale': float(escala)}\n"
+        ),
+        "uses quantize_int8 and nbytes": (
+            "def quant_report(W, x):\n"
+            "    W32 = np.asarray(W, dtype=np.float32)\n"
+            "    W = np.asarray(W, dtype=float)\n"
+            "    q, s = quantize_int8(W)\n"
+            "    error = W @ np.asarray(x, dtype=float) - (q.astype(float) * s) @ np.asarray(x, dtype=float)\n"
+            "    informe = dict(scale=float(s))\n"
+            "    informe['mem_ratio'] = W32.nbytes / q.nbytes\n"
+            "    informe['rel_error'] = float(np.sqrt(np.sum(error**2)) / np.sqrt(np.sum((W @ np.asarray(x, dtype=float))**2)))\n"
+            "    informe['max_error'] = float(np.max(np.abs(W - q * s)))\n"
+            "    return informe\n"
+        ),
+    },
+    "quantize_rows": {
+        "row by row with a loop": (
+            "def quantize_rows(W, bits=8):\n"
+            "    if bits < 2 or bits > 8:\n"
+            "        raise ValueError('bits')\n"
+            "    A = np.array(W, dtype=float)\n"
+            "    qmax = (1 << (bits - 1)) - 1\n"
+            "    q = np.zeros(A.shape, dtype=np.int8)\n"
+            "    escalas = np.zeros((A.shape[0], 1))\n"
+            "    for i, fila in enumerate(A):\n"
+            "        s = np.abs(fila).max() / qmax\n"
+            "        escalas[i, 0] = s\n"
+            "        if s > 0:\n"
+            "            q[i] = np.clip(np.round(fila / s), -qmax, qmax)\n"
+            "    return q, escalas\n"
+        ),
+        "errstate and nan_to_num": (
+            "def quantize_rows(W, bits=8):\n"
+            "    if bits not in range(2, 9):\n"
+            "        raise ValueError('bits fuera de rango')\n"
+            "    W = np.asarray(W, dtype=float)\n"
+            "    qmax = 2 ** (bits - 1) - 1\n"
+            "    s = np.max(np.abs(W), axis=-1)[:, None] / qmax\n"
+            "    with np.errstate(divide='ignore', invalid='ignore'):\n"
+            "        q = np.nan_to_num(np.round(W / s))\n"
+            "    return np.clip(q, -qmax, qmax).astype(np.int8), s\n"
+        ),
+    },
+    "quantize_groups": {
+        "loop over groups with slices": (
+            "def quantize_groups(W, bits=4, group_size=32):\n"
+            "    W = np.array(W, dtype=float)\n"
+            "    m, n = W.shape\n"
+            "    if group_size <= 0 or n % group_size:\n"
+            "        raise ValueError('group_size')\n"
+            "    qmax = 2 ** (bits - 1) - 1\n"
+            "    G = n // group_size\n"
+            "    q = np.zeros((m, n), dtype=np.int8)\n"
+            "    escalas = np.zeros((m, G))\n"
+            "    for i in range(m):\n"
+            "        for g in range(G):\n"
+            "            trozo = W[i, g * group_size:(g + 1) * group_size]\n"
+            "            s = np.abs(trozo).max() / qmax\n"
+            "            escalas[i, g] = s\n"
+            "            if s:\n"
+            "                q[i, g * group_size:(g + 1) * group_size] = np.clip(np.round(trozo / s), -qmax, qmax)\n"
+            "    return q, escalas\n"
+        ),
+        "reshape to (-1, g) and repeat the scales": (
+            "def quantize_groups(W, bits=4, group_size=32):\n"
+            "    W = np.asarray(W, dtype=float)\n"
+            "    m, n = W.shape\n"
+            "    if group_size < 1 or n % group_size != 0:\n"
+            "        raise ValueError('n no es múltiplo de group_size')\n"
+            "    qmax = 2 ** (bits - 1) - 1\n"
+            "    s = np.abs(W.reshape(-1, group_size)).max(axis=1) / qmax\n"
+            "    por_peso = np.repeat(s, group_size).reshape(m, n)\n"
+            "    q = np.where(por_peso > 0, np.round(W / np.where(por_peso > 0, por_peso, 1)), 0)\n"
+            "    return np.clip(q, -qmax, qmax).astype(np.int8), s.reshape(m, n // group_size)\n"
+        ),
+    },
+    "pack_q4_0": {
+        "byte by byte with struct": (
+            "import struct as _struct\n"
+            "def pack_q4_0(block):\n"
+            "    x = np.array(block, dtype=np.float32).reshape(-1)\n"
+            "    if len(x) != 32:\n"
+            "        raise ValueError('32 pesos')\n"
+            "    i_max = 0\n"
+            "    for i in range(32):\n"
+            "        if abs(x[i]) > abs(x[i_max]):\n"
+            "            i_max = i\n"
+            "    d = np.float32(x[i_max]) / np.float32(-8.0)\n"
+            "    inv = np.float32(1.0) / d if d != 0 else np.float32(0.0)\n"
+            "    codigos = [min(15, int(np.float32(x[j] * inv) + np.float32(8.5))) for j in range(32)]\n"
+            "    cabeza = _struct.pack('<e', float(d))\n"
+            "    cuerpo = bytes(codigos[j] | (codigos[j + 16] << 4) for j in range(16))\n"
+            "    return np.frombuffer(cabeza + cuerpo, dtype=np.uint8).copy()\n"
+        ),
+        "d zero handled by the inverse, view of float16": (
+            "def pack_q4_0(block):\n"
+            "    x = np.asarray(block, dtype=np.float32)\n"
+            "    if x.shape != (32,):\n"
+            "        raise ValueError('un bloque son 32 valores')\n"
+            "    m = x[np.abs(x).argmax()]\n"
+            "    d = m / np.float32(-8)\n"
+            "    inv = np.float32(0) if d == 0 else np.float32(1) / d\n"
+            "    c = np.clip(np.trunc(x * inv + np.float32(8.5)), 0, 15).astype(np.uint8)\n"
+            "    out = np.empty(18, dtype=np.uint8)\n"
+            "    out[:2] = np.float16(d).reshape(1).view(np.uint8)\n"
+            "    out[2:] = c[:16] + 16 * c[16:]\n"
+            "    return out\n"
+        ),
+    },
+    "unpack_q4_0": {
+        "loop over the 16 bytes": (
+            "def unpack_q4_0(data):\n"
+            "    data = np.asarray(data, dtype=np.uint8)\n"
+            "    if data.size != 18 or data.ndim != 1:\n"
+            "        raise ValueError('18 bytes')\n"
+            "    d = float(data[:2].view(np.float16)[0])\n"
+            "    pesos = np.zeros(32, dtype=np.float32)\n"
+            "    for j, b in enumerate(data[2:]):\n"
+            "        pesos[j] = d * ((int(b) & 15) - 8)\n"
+            "        pesos[j + 16] = d * ((int(b) >> 4) - 8)\n"
+            "    return pesos\n"
+        ),
+        "divmod by 16 in float64": (
+            "def unpack_q4_0(data):\n"
+            "    data = np.asarray(data, dtype=np.uint8)\n"
+            "    if data.shape != (18,):\n"
+            "        raise ValueError('18 bytes')\n"
+            "    d = np.float64(data[:2].view('<f2')[0])\n"
+            "    altos, bajos = np.divmod(data[2:].astype(np.int64), 16)\n"
+            "    return d * (np.concatenate([bajos, altos]) - 8.0)\n"
+        ),
+    },
+    "error_after_quantization": {
+        "copy first, then the same in-place steps": (
+            "def error_after_quantization(W, x, bits=8):\n"
+            "    qmax = 2 ** (bits - 1) - 1\n"
+            "    W = np.array(W, dtype=float)\n"
+            "    W_hat = W.copy()\n"
+            "    escala = np.abs(W).max() / qmax\n"
+            "    W_hat /= escala\n"
+            "    np.round(W_hat, out=W_hat)\n"
+            "    W_hat *= escala\n"
+            "    return float(np.linalg.norm(W @ x - W_hat @ x) / np.linalg.norm(W @ x))\n"
+        ),
+        "difference matrix first": (
+            "def error_after_quantization(W, x, bits=8):\n"
+            "    W = np.asarray(W, dtype=float)\n"
+            "    x = np.asarray(x, dtype=float)\n"
+            "    qmax = 2 ** (bits - 1) - 1\n"
+            "    s = np.max(np.abs(W)) / qmax\n"
+            "    delta = W - s * np.clip(np.rint(W / s), -qmax, qmax)\n"
+            "    return float(np.sqrt(((delta @ x) ** 2).sum() / ((W @ x) ** 2).sum()))\n"
+        ),
+    },
+}

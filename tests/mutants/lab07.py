@@ -1,0 +1,376 @@
+"""Wrong implementations of lab 07's exercises, from the quantisation mistakes of chapters 06-08.
+
+Each must lose points: at least one test cell of its exercise has to fail. Besides the chapter's own
+mistakes (scale from the mean instead of the max, forgetting to round, clipping wrong, quantising in
+place, nibble order in Q4_0, GB vs GiB, a report without the error) every exercise gets the families
+of LAB-CONVENTIONS: modifies its input, boundary (qmax off by one), wrong return type, ignores a
+non-default argument, does not raise the documented ValueError.
+"""
+
+from functools import partial
+
+LAB = "lab07-cuantizacion"
+
+REFERENCES = {
+    "weight_memory": "Q.weight_memory_bytes",
+    "quantize_int8": "Q.quantize_int8_absmax",
+    "quant_report": "Q.quant_report",
+    "quantize_rows": "Q.quantize_absmax",
+    "quantize_groups": "Q.quantize_groupwise",
+    "pack_q4_0": "Q.quantize_q4_0",
+    "unpack_q4_0": "Q.dequantize_q4_0",
+    "error_after_quantization": "Q.relative_matvec_error",
+}
+
+
+def _fill(template: str, correct: dict, **change) -> str:
+    """The exercise's correct code (``template`` filled with ``correct``) with the pieces in ``change`` swapped."""
+    return template.format(**{**correct, **change})
+
+
+# ----------------------------------------------------------------------------------------------
+# weight_memory
+# ----------------------------------------------------------------------------------------------
+
+_MEMORY = """
+def weight_memory(n_params, bits, unit="GB"):
+    {check}
+    n_bytes = {bytes}
+    return {ret}
+"""
+_MEMORY_OK = dict(
+    check=(
+        "if unit not in ('GB', 'GiB'):\n        raise ValueError('unit')\n"
+        "    if n_params < 0 or bits <= 0:\n        raise ValueError('n')"
+    ),
+    bytes="n_params * bits / 8",
+    ret="float(n_bytes / (1e9 if unit == 'GB' else 2**30))",
+)
+
+
+_memory = partial(_fill, _MEMORY, _MEMORY_OK)
+
+
+# ----------------------------------------------------------------------------------------------
+# quantize_int8
+# ----------------------------------------------------------------------------------------------
+
+_INT8 = """
+def quantize_int8(w):
+    w = {convert}
+    scale = {scale}
+    if scale == 0:
+        return np.zeros(np.shape(w), dtype=np.int8), 0.0
+    q = {codes}
+    return {ret}
+"""
+_INT8_OK = dict(
+    convert="np.asarray(w, dtype=float)",
+    scale="float(np.abs(w).max()) / 127",
+    codes="np.clip(np.round(w / scale), -127, 127).astype(np.int8)",
+    ret="q, scale",
+)
+
+
+_int8 = partial(_fill, _INT8, _INT8_OK)
+
+
+# ----------------------------------------------------------------------------------------------
+# quant_report
+# ----------------------------------------------------------------------------------------------
+
+_REPORT = """
+def quant_report(W, x):
+    W = {convert}
+    x = np.asarray(x, dtype=float)
+    q, scale = quantize_int8(W)
+    W_hat = {w_hat}
+    exacto = W @ x
+    return {{
+        "mem_ratio": {mem},
+        "rel_error": {rel},
+        "max_error": {max_error},
+        "scale": float(scale),
+    }}
+"""
+_REPORT_OK = dict(
+    convert="np.asarray(W, dtype=float)",
+    w_hat="scale * q.astype(float)",
+    mem="float(W.size * 4 / q.size)",
+    rel="float(np.linalg.norm(exacto - W_hat @ x) / np.linalg.norm(exacto))",
+    max_error="float(np.abs(W - W_hat).max())",
+)
+
+
+_report = partial(_fill, _REPORT, _REPORT_OK)
+
+
+# ----------------------------------------------------------------------------------------------
+# quantize_rows
+# ----------------------------------------------------------------------------------------------
+
+_ROWS = """
+def quantize_rows(W, bits=8):
+    {check}
+    W = {convert}
+    qmax = {qmax}
+    scales = {scales}
+    seguras = np.where(scales == 0, 1.0, scales)
+    q = {codes}
+    return {ret}
+"""
+_ROWS_OK = dict(
+    check="if not 2 <= bits <= 8:\n        raise ValueError('bits')",
+    convert="np.asarray(W, dtype=float)",
+    qmax="2 ** (bits - 1) - 1",
+    scales="np.abs(W).max(axis=1, keepdims=True) / qmax",
+    codes="np.clip(np.round(W / seguras), -qmax, qmax).astype(np.int8)",
+    ret="q, scales",
+)
+
+
+_rows = partial(_fill, _ROWS, _ROWS_OK)
+
+
+# ----------------------------------------------------------------------------------------------
+# quantize_groups
+# ----------------------------------------------------------------------------------------------
+
+_GROUPS = """
+def quantize_groups(W, bits=4, group_size=32):
+    W = np.asarray(W, dtype=float)
+    m, n = W.shape
+    {check}
+    qmax = {qmax}
+    grupos = {groups}
+    scales = {scales}
+    seguras = np.where(scales == 0, 1.0, scales)[:, :, None]
+    q = np.clip(np.round(grupos / seguras), -qmax, qmax).astype(np.int8)
+    return {ret}
+"""
+_GROUPS_OK = dict(
+    check="if group_size < 1 or n % group_size != 0:\n        raise ValueError('group_size')",
+    qmax="2 ** (bits - 1) - 1",
+    groups="W.reshape(m, n // group_size, group_size)",
+    scales="np.abs(grupos).max(axis=2) / qmax",
+    ret="q.reshape(m, n), scales",
+)
+
+
+_groups = partial(_fill, _GROUPS, _GROUPS_OK)
+
+
+# ----------------------------------------------------------------------------------------------
+# pack_q4_0
+# ----------------------------------------------------------------------------------------------
+
+_PACK = """
+def pack_q4_0(block):
+    x = {convert}
+    if x.size != 32:
+        raise ValueError("32")
+    m = {m}
+    d = {d}
+    if d == 0:
+        c = np.full(32, 8, dtype=np.uint8)
+    else:
+        c = {codes}
+    nibbles = {nibbles}
+    escala = {scale}
+    return {ret}
+"""
+_PACK_OK = dict(
+    convert="np.asarray(block, dtype=np.float32).ravel()",
+    m="x[np.argmax(np.abs(x))]",
+    d="np.float32(m / np.float32(-8))",
+    codes="np.minimum(15, np.trunc(x * (np.float32(1) / d) + np.float32(8.5))).astype(np.uint8)",
+    nibbles="c[:16] | (c[16:] << 4)",
+    scale='np.array([d], dtype="<f2").view(np.uint8)',
+    ret="np.concatenate([escala, nibbles]).astype(np.uint8)",
+)
+
+
+_pack = partial(_fill, _PACK, _PACK_OK)
+
+
+# ----------------------------------------------------------------------------------------------
+# unpack_q4_0 (find the bug)
+# ----------------------------------------------------------------------------------------------
+
+_UNPACK = """
+def unpack_q4_0(data):
+    data = np.asarray(data, dtype=np.uint8)
+    {check}
+    d = {d}
+    nibbles = data[2:]
+    c = {codes}
+    return {ret}
+"""
+_UNPACK_OK = dict(
+    check="if data.shape != (18,):\n        raise ValueError('18')",
+    d='data[:2].view("<f2")[0].astype(np.float32)',
+    codes="np.concatenate([nibbles & 0x0F, nibbles >> 4])",
+    ret="d * (c.astype(np.float32) - 8)",
+)
+
+
+_unpack = partial(_fill, _UNPACK, _UNPACK_OK)
+
+
+# ----------------------------------------------------------------------------------------------
+# error_after_quantization (find the bug)
+# ----------------------------------------------------------------------------------------------
+
+_ERROR = """
+def error_after_quantization(W, x, bits=8):
+    qmax = {qmax}
+    W = {convert}
+    x = np.asarray(x, dtype=float)
+    escala = {scale}
+    W_hat = {w_hat}
+    return {ret}
+"""
+_ERROR_OK = dict(
+    qmax="2 ** (bits - 1) - 1",
+    convert="np.asarray(W, dtype=float)",
+    scale="np.abs(W).max() / qmax",
+    w_hat="np.clip(np.round(W / escala), -qmax, qmax) * escala",
+    ret="float(np.linalg.norm(W @ x - W_hat @ x) / np.linalg.norm(W @ x))",
+)
+
+
+_error = partial(_fill, _ERROR, _ERROR_OK)
+
+
+MUTANTS = {
+    "weight_memory": {
+        "GiB instead of GB": _memory(ret="float(n_bytes / 2**30)"),
+        "GB instead of GiB": _memory(ret="float(n_bytes / 1e9)"),
+        "1024**3 for GB": _memory(ret="float(n_bytes / (1024**3 if unit == 'GB' else 2**30))"),
+        "bits taken as bytes": _memory(bytes="n_params * bits"),
+        "ignores unit": _memory(check="pass", ret="float(n_bytes / 1e9)"),
+        "no ValueError for a bad unit": _memory(check="if n_params < 0 or bits <= 0:\n        raise ValueError('n')"),
+        "no ValueError for negative sizes": _memory(check="if unit not in ('GB', 'GiB'):\n        raise ValueError('u')"),
+        "returns bytes": _memory(ret="float(n_bytes)"),
+        "returns a string": _memory(ret="f'{n_bytes / (1e9 if unit == \"GB\" else 2**30):.2f}'"),
+    },
+    "quantize_int8": {
+        "scale from the mean of |w|": _int8(scale="float(np.abs(w).mean()) / 127"),
+        "forgets to round (truncates)": _int8(codes="np.clip(w / scale, -127, 127).astype(np.int8)"),
+        "no clip, scale over 128": _int8(scale="float(np.abs(w).max()) / 128", codes="np.round(w / scale).astype(np.int8)"),
+        "clips to the unsigned range": _int8(codes="np.clip(np.round(w / scale), 0, 255).astype(np.uint8)"),
+        "qmax 255": _int8(scale="float(np.abs(w).max()) / 255", codes="np.clip(np.round(w / scale), -127, 127).astype(np.int8)"),
+        "scale from max, not max|w|": _int8(scale="float(w.max()) / 127 if w.max() > 0 else float(np.abs(w).max()) / 127"),
+        "quantises in place": _int8(
+            convert="w if isinstance(w, np.ndarray) and w.dtype == float else np.asarray(w, dtype=float)",
+            codes="np.clip(np.round(np.divide(w, scale, out=w), out=w), -127, 127).astype(np.int8)",
+        ),
+        "codes as floats": _int8(codes="np.clip(np.round(w / scale), -127, 127)"),
+        "codes as a list": _int8(codes="np.clip(np.round(w / scale), -127, 127).astype(np.int8).tolist()"),
+        "scale as an array": _int8(ret="q, np.abs(w).max(keepdims=True) / 127"),
+        "returns (scale, q)": _int8(ret="scale, q"),
+        "divides by a zero scale": _int8(codes="np.clip(np.round(w * (1 / scale)), -127, 127).astype(np.int8)").replace(
+            "    if scale == 0:\n        return np.zeros(np.shape(w), dtype=np.int8), 0.0\n", ""),
+    },
+    "quant_report": {
+        "report without the error": (
+            "def quant_report(W, x):\n"
+            "    W = np.asarray(W, dtype=float)\n"
+            "    q, scale = quantize_int8(W)\n"
+            "    return {'mem_ratio': float(W.size * 4 / q.size), 'scale': float(scale)}\n"
+        ),
+        "error on the codes, not dequantised": _report(w_hat="q.astype(float)"),
+        "quantises W in place (error 0)": _report(
+            convert="W if isinstance(W, np.ndarray) and W.dtype == float else np.asarray(W, dtype=float)",
+            w_hat="W",
+        ).replace("q, scale = quantize_int8(W)", "q, scale = quantize_int8(W)\n    W *= 0; W += scale * q"),
+        "mem ratio from bits the other way": _report(mem="float(q.size / (W.size * 4))"),
+        "mem ratio 8 (float64 vs int8)": _report(mem="float(W.size * 8 / q.size)"),
+        "absolute error, not relative": _report(rel="float(np.linalg.norm(exacto - W_hat @ x))"),
+        "relative to the quantised product": _report(rel="float(np.linalg.norm(exacto - W_hat @ x) / np.linalg.norm(W_hat @ x))"),
+        "mean absolute error": _report(rel="float(np.abs(exacto - W_hat @ x).mean() / np.abs(exacto).mean())"),
+        "max error as mean": _report(max_error="float(np.abs(W - W_hat).mean())"),
+        "values as arrays": _report(max_error="np.abs(W - W_hat).max(keepdims=True)"),
+    },
+    "quantize_rows": {
+        "per column (axis=0)": _rows(scales="np.abs(W).max(axis=0, keepdims=True) / qmax"),
+        "ignores bits": _rows(qmax="127"),
+        "qmax 2**bits - 1": _rows(qmax="2 ** bits - 1"),
+        "qmax 2**(bits-1) (overflows int8)": _rows(qmax="2 ** (bits - 1)", codes="np.round(W / seguras).astype(np.int8)"),
+        "clip one short (< instead of <=)": _rows(codes="np.clip(np.round(W / seguras), -qmax, qmax - 1).astype(np.int8)"),
+        "scale from the row mean": _rows(scales="np.abs(W).mean(axis=1, keepdims=True) / qmax"),
+        "scales with shape (m,)": _rows(ret="q, scales[:, 0]"),
+        "no ValueError for bits": _rows(check="pass"),
+        "quantises in place": _rows(
+            convert="W if isinstance(W, np.ndarray) and W.dtype == float else np.asarray(W, dtype=float)",
+            codes="np.clip(np.round(np.divide(W, seguras, out=W), out=W), -qmax, qmax).astype(np.int8)",
+        ),
+        "codes as floats": _rows(codes="np.clip(np.round(W / seguras), -qmax, qmax)"),
+    },
+    "quantize_groups": {
+        "groups down the columns": _groups(groups="W.T.reshape(m, n // group_size, group_size)"),
+        "ignores group_size (per row)": _groups(groups="W.reshape(m, 1, n)", ret="q.reshape(m, n), np.repeat(scales, n // group_size, axis=1)"),
+        "ignores bits": _groups(qmax="7"),
+        "scale from the group mean": _groups(scales="np.abs(grupos).mean(axis=2) / qmax"),
+        "qmax 2**bits": _groups(qmax="2 ** bits"),
+        "clip one short": _groups(qmax="2 ** (bits - 1) - 1", ret="np.minimum(q, qmax - 1).reshape(m, n).astype(np.int8), scales"),
+        "no ValueError when n is not a multiple": _groups(check="pass", groups="W[:, : n - n % group_size].reshape(m, n // group_size, group_size)",
+                                                           ret="np.pad(q.reshape(m, -1), ((0, 0), (0, n % group_size))), scales"),
+        "scales flattened": _groups(ret="q.reshape(m, n), scales.ravel()"),
+        "codes as floats": _groups(ret="q.reshape(m, n).astype(float), scales"),
+    },
+    "pack_q4_0": {
+        "nibbles of neighbours (j, j+1)": _pack(nibbles="c[0::2] | (c[1::2] << 4)"),
+        "high and low nibbles swapped": _pack(nibbles="(c[:16] << 4) | c[16:]"),
+        "symmetric scale absmax / 7": _pack(d="np.float32(np.abs(m) / np.float32(7))",
+                                           codes="np.clip(np.round(x / d) + 8, 0, 15).astype(np.uint8)"),
+        "scale sign flipped (m / 8)": _pack(d="np.float32(m / np.float32(8))"),
+        "no min(15)": _pack(codes="(np.trunc(x * (np.float32(1) / d) + np.float32(8.5)).astype(np.int64) & 0xFF).astype(np.uint8)"),
+        "codes from the float16 scale": _pack(codes="np.minimum(15, np.trunc(x * (np.float32(1) / np.float32(np.float16(d))) + np.float32(8.5))).astype(np.uint8)"),
+        "scale stored as float32": _pack(scale='np.array([d], dtype="<f4").view(np.uint8)'),
+        "scale big endian": _pack(scale='np.array([d], dtype=">f2").view(np.uint8)'),
+        "last maximum on ties": _pack(m="x[31 - np.argmax(np.abs(x[::-1]))]"),
+        "returns a list": _pack(ret="np.concatenate([escala, nibbles]).astype(np.uint8).tolist()"),
+        "no ValueError for a short block": _pack(convert="np.resize(np.asarray(block, dtype=np.float32).ravel(), 32)"),
+        "modifies its input": _pack(
+            convert="block if isinstance(block, np.ndarray) and block.dtype == np.float32 else np.asarray(block, dtype=np.float32)",
+            codes="np.minimum(15, np.trunc(np.multiply(x, np.float32(1) / d, out=x) + np.float32(8.5))).astype(np.uint8)",
+        ),
+    },
+    "unpack_q4_0": {
+        "the given bug: neighbour nibbles": _unpack(codes="np.stack([nibbles & 0x0F, nibbles >> 4], axis=1).ravel()"),
+        "halves swapped": _unpack(codes="np.concatenate([nibbles >> 4, nibbles & 0x0F])"),
+        "offset 7 instead of 8": _unpack(ret="d * (c.astype(np.float32) - 7)"),
+        "codes not centred": _unpack(ret="d * c.astype(np.float32)"),
+        "scale read big endian": _unpack(d='data[:2].view(">f2")[0].astype(np.float32)'),
+        "returns the integer codes": _unpack(ret="c.astype(np.int64) - 8"),
+        "no ValueError for a wrong length": _unpack(check="data = np.resize(data, 18)"),
+    },
+    "error_after_quantization": {
+        "the given bug: in place, error 0": (
+            "def error_after_quantization(W, x, bits=8):\n"
+            "    qmax = 2 ** (bits - 1) - 1\n"
+            "    escala = np.abs(W).max() / qmax\n"
+            "    W /= escala\n"
+            "    np.round(W, out=W)\n"
+            "    W *= escala\n"
+            "    W_hat = W\n"
+            "    return float(np.linalg.norm(W @ x - W_hat @ x) / np.linalg.norm(W @ x))\n"
+        ),
+        "ignores bits": _error(qmax="127"),
+        "scale from the mean": _error(scale="np.abs(W).mean() / qmax"),
+        "forgets to round": _error(w_hat="np.trunc(W / escala) * escala"),
+        "qmax 2**bits - 1": _error(qmax="2 ** bits - 1"),
+        "error on the codes": _error(w_hat="np.round(W / escala)"),
+        "overwrites the caller's W with the quantised one": (
+            "def error_after_quantization(W, x, bits=8):\n"
+            "    qmax = 2 ** (bits - 1) - 1\n"
+            "    x = np.asarray(x, dtype=float)\n"
+            "    W_orig = np.array(W, dtype=float)\n"
+            "    escala = np.abs(W_orig).max() / qmax\n"
+            "    W[...] = np.clip(np.round(W_orig / escala), -qmax, qmax) * escala\n"
+            "    return float(np.linalg.norm(W_orig @ x - W @ x) / np.linalg.norm(W_orig @ x))\n"
+        ),
+        "returns an array": _error(ret="np.array([np.linalg.norm(W @ x - W_hat @ x) / np.linalg.norm(W @ x)])"),
+    },
+}
