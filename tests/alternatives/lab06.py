@@ -81,6 +81,25 @@ class LoRALinear(nn.Module):
         W = self.base.weight + self.escala * (self.B @ self.A)
         return torch.nn.functional.linear(x, W, self.base.bias)
 """,
+        "copia la base, sortea A con un generador y usa einsum": """
+class LoRALinear(nn.Module):
+    def __init__(self, base, r, alpha):
+        super().__init__()
+        self.base = copy.deepcopy(base)  # la capa original queda como estaba
+        self.base.weight.requires_grad = False
+        if self.base.bias is not None:
+            self.base.bias.requires_grad = False
+        d_out, d_in = self.base.weight.shape
+        azar = torch.Generator().manual_seed(int(torch.randint(0, 2**31 - 1, ())))
+        cota = d_in ** -0.5
+        self.A = nn.Parameter(cota * (2 * torch.rand(r, d_in, generator=azar, dtype=torch.float32) - 1))
+        self.B = nn.Parameter(torch.zeros(d_out, r))
+        self.escala = alpha / r
+
+    def forward(self, x):
+        corto = torch.einsum("...i,ri->...r", x, self.A)
+        return self.base(x) + self.escala * torch.einsum("...r,or->...o", corto, self.B)
+""",
     },
     "merge_lora": {
         "bucles sobre listas": """
