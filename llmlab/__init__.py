@@ -8,7 +8,12 @@ Each module holds one idea of the course, written to be read top to bottom:
 - ``attention``: scaled dot-product, causal, multi-head and grouped-query attention, KV cache (NumPy).
 - ``layers``: residual, LayerNorm, RMSNorm, activations and the MLP (NumPy).
 - ``model``: a GPT-2 / Llama style transformer with a KV cache and ``generate`` (PyTorch),
-  convertible from Hugging Face models (``convert_hf``); MoE layers come from ``moe``.
+  convertible from and to Hugging Face models (``convert_hf``: ``from_hf``, ``to_hf``); MoE layers come from
+  ``moe``.
+- ``lora``: LoRA layers, merging, adapter folders that PEFT loads (and that load PEFT's);
+  ``distill``: distillation and DPO losses; ``datasets``: data mixtures, leak-proof splits, contamination,
+  dataset cards; ``adaptation``: which technique to try first, and what "open" means
+  (``build_adapters`` measures real adaptations of the shipped models).
 - ``moe``: the mixture-of-experts router, load statistics, the auxiliary loss and ``SparseMoE``;
   ``moe_balance``: lab 05's load-balancing experiment.
 - ``families`` / ``reasoning`` / ``multimodal`` / ``recurrence``: the rest of chapter 05 — the map

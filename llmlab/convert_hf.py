@@ -43,11 +43,36 @@ from torch import nn
 
 from llmlab.model import ModelConfig, Transformer
 
-__all__ = ["from_hf", "config_from_hf"]
+__all__ = [
+    "config_from_hf",
+    "from_hf",
+    "fused_qkv_name",
+    "hf_config",
+    "hf_linear_name",
+    "linear_name_from_hf",
+    "qkv_names_from_hf",
+    "to_hf",
+]
 
 SUPPORTED = ("GPT2LMHeadModel (model_type 'gpt2'), LlamaForCausalLM ('llama'), Qwen3ForCausalLM ('qwen3'), "
              "MixtralForCausalLM ('mixtral') and Qwen3MoeForCausalLM ('qwen3_moe')")
 _MODEL_TYPES = ("gpt2", "llama", "qwen3", "mixtral", "qwen3_moe")
+
+# The linear layers of one block: llmlab name -> HF name, inside ``blocks.N`` / ``model.layers.N``.
+LLAMA_LINEARS = {
+    "attn.q_proj": "self_attn.q_proj",
+    "attn.k_proj": "self_attn.k_proj",
+    "attn.v_proj": "self_attn.v_proj",
+    "attn.o_proj": "self_attn.o_proj",
+    "mlp.gate": "mlp.gate_proj",
+    "mlp.up": "mlp.up_proj",
+    "mlp.down": "mlp.down_proj",
+}
+# GPT-2 (inside ``transformer.h.N``) fuses q, k and v into one Conv1D, c_attn, whose output is the three
+# projections side by side (in this order); the other linear layers map one to one.
+GPT2_LINEARS = {"attn.o_proj": "attn.c_proj", "mlp.up": "mlp.c_fc", "mlp.down": "mlp.c_proj"}
+GPT2_QKV = ("attn.q_proj", "attn.k_proj", "attn.v_proj")
+GPT2_FUSED = "attn.c_attn"
 
 
 def _unsupported(what: str) -> ValueError:
@@ -192,19 +217,10 @@ def _llama_state_dict(hf_model, config: ModelConfig, with_mlp: bool = True) -> d
     # the "rotate half" RoPE pairing, which is the one llmlab uses, so no permutation is needed.
     hf = hf_model.model
     sd = {"tok_emb.weight": hf.embed_tokens.weight}
-    names = {
-        "attn.q_proj": "self_attn.q_proj",
-        "attn.k_proj": "self_attn.k_proj",
-        "attn.v_proj": "self_attn.v_proj",
-        "attn.o_proj": "self_attn.o_proj",
-        "mlp.gate": "mlp.gate_proj",
-        "mlp.up": "mlp.up_proj",
-        "mlp.down": "mlp.down_proj",
-    }
     for i, layer in enumerate(hf.layers):
         p = f"blocks.{i}."
         hf_params = dict(layer.named_parameters())
-        for ours, theirs in names.items():
+        for ours, theirs in LLAMA_LINEARS.items():
             if not with_mlp and ours.startswith("mlp."):
                 continue
             sd[p + ours + ".weight"] = hf_params[theirs + ".weight"]
@@ -312,3 +328,200 @@ def from_hf(hf_model) -> Transformer:
     model = _empty_model(config, reference.dtype, reference.device)
     model.load_state_dict(state, strict=True)  # strict: every weight must be accounted for
     return model.eval()
+
+
+# ----------------------------------------------------------------------------------------------
+# Layer names on both sides (used by llmlab.lora to write and read PEFT adapter folders)
+# ----------------------------------------------------------------------------------------------
+
+
+def _layer_table(config: ModelConfig) -> tuple[str, dict[str, str]]:
+    if not isinstance(config, ModelConfig):
+        raise TypeError(f"config must be a ModelConfig, got {type(config).__name__}")
+    if config.pos_encoding == "learned" and config.norm == "layernorm":
+        return "transformer.h", GPT2_LINEARS
+    if config.pos_encoding == "rope" and config.norm == "rmsnorm" and config.mlp == "swiglu":
+        return "model.layers", LLAMA_LINEARS
+    raise ValueError(f"only GPT-2-style and Llama-style configs have Hugging Face names, got {config}")
+
+
+def _block_of(name: str, config: ModelConfig) -> tuple[str, str] | None:
+    block, _, layer = name.partition(".")[2].partition(".")
+    if name.startswith("blocks.") and block.isdigit() and int(block) < config.n_layers:
+        return block, layer
+    return None
+
+
+def hf_linear_name(config: ModelConfig, name: str) -> str:
+    """The HF module name of an llmlab linear layer: ``blocks.3.attn.q_proj`` -> ``model.layers.3.self_attn.q_proj``."""
+    prefix, table = _layer_table(config)
+    found = _block_of(name, config)
+    if found is None:
+        raise ValueError(f"{name!r} is not a layer of a block (expected blocks.N.attn.q_proj, ..., N < {config.n_layers})")
+    block, layer = found
+    if layer not in table:
+        fused = " (GPT-2 fuses q, k and v into one c_attn layer)" if prefix == "transformer.h" else ""
+        raise ValueError(f"layer {name!r} has no Hugging Face counterpart{fused}; known: {sorted(table)}")
+    return f"{prefix}.{block}.{table[layer]}"
+
+
+def fused_qkv_name(config: ModelConfig, name: str) -> str | None:
+    """GPT-2's fused layer holding ``name`` (``blocks.3.attn.k_proj`` -> ``transformer.h.3.attn.c_attn``), else None."""
+    prefix, _ = _layer_table(config)
+    found = _block_of(name, config)
+    if prefix != "transformer.h" or found is None or found[1] not in GPT2_QKV:
+        return None
+    return f"{prefix}.{found[0]}.{GPT2_FUSED}"
+
+
+def qkv_names_from_hf(config: ModelConfig, hf_name: str) -> list[str] | None:
+    """The llmlab q, k, v layers inside GPT-2's fused ``transformer.h.N.attn.c_attn``, else None."""
+    prefix, _ = _layer_table(config)
+    rest = hf_name[len(prefix) + 1:] if prefix == "transformer.h" and hf_name.startswith(prefix + ".") else ""
+    block, _, layer = rest.partition(".")
+    if not block.isdigit() or int(block) >= config.n_layers or layer != GPT2_FUSED:
+        return None
+    return [f"blocks.{block}.{name}" for name in GPT2_QKV]
+
+
+def linear_name_from_hf(config: ModelConfig, hf_name: str) -> str:
+    """Inverse of ``hf_linear_name``: ``model.layers.3.mlp.up_proj`` -> ``blocks.3.mlp.up``."""
+    prefix, table = _layer_table(config)
+    inverse = {theirs: ours for ours, theirs in table.items()}
+    rest = hf_name[len(prefix) + 1:] if hf_name.startswith(prefix + ".") else ""
+    block, _, layer = rest.partition(".")
+    if not block.isdigit() or int(block) >= config.n_layers or layer not in inverse:
+        raise ValueError(
+            f"{hf_name!r} is not a linear layer of this model (expected {prefix}.N.<{'|'.join(sorted(inverse))}>, "
+            f"N < {config.n_layers})"
+        )
+    return f"blocks.{block}.{inverse[layer]}"
+
+
+# ----------------------------------------------------------------------------------------------
+# Export: llmlab Transformer -> Hugging Face model (the inverse of from_hf)
+# ----------------------------------------------------------------------------------------------
+
+
+def _export_kind(config: ModelConfig) -> str:
+    """"gpt2" or "llama" if the config has an exact HF counterpart, else ``ValueError`` saying what differs."""
+    if config.qk_norm or config.n_experts:
+        raise ValueError(
+            "to_hf exports GPT-2- and Llama-style models only; this one has "
+            + ("q/k norms (Qwen3)" if config.qk_norm else "")
+            + (" and " if config.qk_norm and config.n_experts else "")
+            + (f"mixture-of-experts layers (n_experts={config.n_experts})" if config.n_experts else "")
+        )
+    if config.pos_encoding == "learned" and config.norm == "layernorm" and config.mlp in ("gelu", "gelu_exact"):
+        if not config.bias:
+            raise ValueError("GPT2LMHeadModel always has biases: cannot export a GPT-2-style model with bias=False")
+        if config.n_kv_heads != config.n_heads or config.head_dim * config.n_heads != config.d_model:
+            raise ValueError("GPT2LMHeadModel has plain multi-head attention with head_dim = d_model / n_heads")
+        return "gpt2"
+    if config.pos_encoding == "rope" and config.norm == "rmsnorm" and config.mlp == "swiglu":
+        return "llama"
+    raise ValueError(
+        "only GPT-2-style (learned positions, LayerNorm, GELU) and Llama-style (RoPE, RMSNorm, SwiGLU) models "
+        f"have a Hugging Face counterpart; got pos_encoding={config.pos_encoding!r}, norm={config.norm!r}, mlp={config.mlp!r}"
+    )
+
+
+def hf_config(config: ModelConfig, *, tokenizer=None):
+    """The ``GPT2Config`` / ``LlamaConfig`` of an llmlab ``ModelConfig`` (special-token ids from ``tokenizer``)."""
+    import transformers  # lazy: only the export needs it
+
+    kind = _export_kind(config)
+    ids = {"bos_token_id": None, "eos_token_id": None, "pad_token_id": None}
+    if tokenizer is not None:
+        ids = {"bos_token_id": tokenizer.bos_id, "eos_token_id": tokenizer.eos_id, "pad_token_id": tokenizer.pad_id}
+    if kind == "gpt2":
+        return transformers.GPT2Config(
+            vocab_size=config.vocab_size, n_positions=config.max_seq_len, n_embd=config.d_model,
+            n_layer=config.n_layers, n_head=config.n_heads, n_inner=config.d_ff,
+            activation_function="gelu_new" if config.mlp == "gelu" else "gelu",
+            layer_norm_epsilon=config.norm_eps, tie_word_embeddings=config.tie_embeddings,
+            resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, **ids,
+        )
+    return transformers.LlamaConfig(
+        vocab_size=config.vocab_size, hidden_size=config.d_model, intermediate_size=config.d_ff,
+        num_hidden_layers=config.n_layers, num_attention_heads=config.n_heads,
+        num_key_value_heads=config.n_kv_heads, head_dim=config.head_dim,
+        max_position_embeddings=config.max_seq_len, rms_norm_eps=config.norm_eps, rope_theta=config.rope_theta,
+        hidden_act="silu", attention_bias=config.bias, mlp_bias=config.bias,
+        tie_word_embeddings=config.tie_embeddings, attention_dropout=0.0, **ids,
+    )
+
+
+def _to_gpt2_state_dict(sd: dict[str, torch.Tensor], config: ModelConfig) -> dict[str, torch.Tensor]:
+    # The inverse of _gpt2_state_dict: nn.Linear [out, in] -> Conv1D [in, out], q/k/v fused into c_attn.
+    out = {"transformer.wte.weight": sd["tok_emb.weight"], "transformer.wpe.weight": sd["pos_emb.table.weight"]}
+    for i in range(config.n_layers):
+        p, h = f"blocks.{i}.", f"transformer.h.{i}."
+        qkv = [p + f"attn.{n}_proj" for n in "qkv"]
+        out[h + "attn.c_attn.weight"] = torch.cat([sd[n + ".weight"].t() for n in qkv], dim=1)
+        out[h + "attn.c_attn.bias"] = torch.cat([sd[n + ".bias"] for n in qkv])
+        for ours, theirs in GPT2_LINEARS.items():
+            out[h + theirs + ".weight"] = sd[p + ours + ".weight"].t()
+            out[h + theirs + ".bias"] = sd[p + ours + ".bias"]
+        for ours, theirs in (("attn_norm", "ln_1"), ("mlp_norm", "ln_2")):
+            out[h + theirs + ".weight"], out[h + theirs + ".bias"] = sd[p + ours + ".weight"], sd[p + ours + ".bias"]
+    out["transformer.ln_f.weight"], out["transformer.ln_f.bias"] = sd["final_norm.weight"], sd["final_norm.bias"]
+    out["lm_head.weight"] = sd["lm_head.weight"]
+    return out
+
+
+def _to_llama_state_dict(sd: dict[str, torch.Tensor], config: ModelConfig) -> dict[str, torch.Tensor]:
+    out = {"model.embed_tokens.weight": sd["tok_emb.weight"]}
+    for i in range(config.n_layers):
+        p, h = f"blocks.{i}.", f"model.layers.{i}."
+        for ours, theirs in LLAMA_LINEARS.items():
+            out[h + theirs + ".weight"] = sd[p + ours + ".weight"]
+            if config.bias:
+                out[h + theirs + ".bias"] = sd[p + ours + ".bias"]
+        out[h + "input_layernorm.weight"] = sd[p + "attn_norm.weight"]
+        out[h + "post_attention_layernorm.weight"] = sd[p + "mlp_norm.weight"]
+    out["model.norm.weight"] = sd["final_norm.weight"]
+    out["lm_head.weight"] = sd["lm_head.weight"]
+    return out
+
+
+@torch.no_grad()
+def to_hf(model: Transformer, *, tokenizer=None):
+    """A HF ``GPT2LMHeadModel`` or ``LlamaForCausalLM`` with the weights of an llmlab ``Transformer``.
+
+    The inverse of ``from_hf``: same logits (float32 rounding), weights copied, dtype and device
+    kept, eval mode. ``tokenizer`` (an ``llmlab.tokenizer.BPETokenizer``) fills in the special-token
+    ids of the config. Save it the HF way to get a folder that transformers and PEFT load offline::
+
+        hf = to_hf(model, tokenizer=tok)
+        hf.save_pretrained("es-base-hf")       # config.json + model.safetensors
+        # elsewhere: AutoModelForCausalLM.from_pretrained("es-base-hf")
+
+    A model with LoRA layers is refused: export the base (``llmlab.lora.unload(model, merge=False)``)
+    and save the adapter with ``llmlab.lora.save_adapter`` (PEFT loads it on top), or merge it
+    first (``llmlab.lora.unload(model)``) to export the adapted model as one.
+    """
+    import transformers  # lazy
+
+    if not isinstance(model, Transformer):
+        raise TypeError(f"model must be an llmlab Transformer, got {type(model).__name__}")
+    if any(".lora_" in name for name, _ in model.named_parameters()):
+        raise ValueError(
+            "the model has LoRA layers: export the base (llmlab.lora.unload(model, merge=False)) and save the adapter "
+            "with llmlab.lora.save_adapter, or merge it into the weights first (llmlab.lora.unload(model))"
+        )
+    config = model.config
+    hf_cfg = hf_config(config, tokenizer=tokenizer)
+    sd = model.state_dict()
+    state = _to_gpt2_state_dict(sd, config) if _export_kind(config) == "gpt2" else _to_llama_state_dict(sd, config)
+    reference = model.tok_emb.weight
+    cls = transformers.GPT2LMHeadModel if _export_kind(config) == "gpt2" else transformers.LlamaForCausalLM
+    hf_model = cls(hf_cfg).to(dtype=reference.dtype, device=reference.device)
+    missing, unexpected = hf_model.load_state_dict({k: v.detach().clone() for k, v in state.items()}, strict=False)
+    # GPT-2 keeps a causal-mask buffer in some versions (not a weight); everything else must be there.
+    missing = [k for k in missing if not k.endswith(".attn.bias") and not k.endswith(".attn.masked_bias")]
+    if missing or unexpected:
+        raise RuntimeError(f"export mismatch: missing {missing}, unexpected {unexpected}")
+    if config.tie_embeddings:
+        hf_model.tie_weights()
+    return hf_model.eval()

@@ -58,6 +58,7 @@ __all__ = [
     "stack_qkv",
     "count_parameters",
     "from_hf",
+    "to_hf",
 ]
 
 POS_ENCODINGS = ("learned", "sinusoidal", "rope")
@@ -1026,3 +1027,10 @@ def from_hf(hf_model) -> Transformer:
     from llmlab.convert_hf import from_hf as _from_hf  # lazy: transformers is optional
 
     return _from_hf(hf_model)
+
+
+def to_hf(model: Transformer, *, tokenizer=None):
+    """Export to a HF ``GPT2LMHeadModel`` / ``LlamaForCausalLM`` with the same logits (``llmlab.convert_hf.to_hf``)."""
+    from llmlab.convert_hf import to_hf as _to_hf  # lazy: transformers is optional
+
+    return _to_hf(model, tokenizer=tokenizer)

@@ -1,0 +1,365 @@
+"""Wrong implementations of lab 06's exercises, taken from chapter 06's common mistakes (6-M1 … 6-M7) and the
+families every lab covers (input modified in place, wrong return type, boundaries, instability, ignored
+arguments, missing ValueError).
+
+Each must lose points: at least one test cell of its exercise has to fail. REFERENCES names the llmlab
+function that does the same job (with the aliases the lab's setup cell imports); the harness adds a mutant
+that merely calls it.
+"""
+
+LAB = "lab06-adaptar-modelos"
+
+REFERENCES = {
+    "softmax_xent": "DI.softmax_xent",
+    "lora_param_count": "lora.lora_param_count",
+    "LoRALinear": "lora.LoRALinear",
+    "merge_lora": "lora.merge_lora",
+    "kl_divergence": "DI.kl_divergence",
+    "distill_loss": "DI.distill_loss",
+    "dpo_loss": "DI.dpo_loss",
+    "contamination_rate": "DS.contamination_rate",
+    "openness_category": "AD.openness_category",
+    "choose_adaptation": "AD.choose_adaptation",
+}
+
+# ----------------------------------------------------------------------------------------------
+# Templates: the correct code with one piece replaced ({...}).
+# ----------------------------------------------------------------------------------------------
+
+_XENT = """
+def softmax_xent(logits, target):
+    {copy}
+    {check}
+    {shift}
+    log_p = z - np.log(np.exp(z).sum())
+    grad = np.exp(log_p)
+    {grad}
+    return {ret}
+"""
+_XENT_OK = dict(
+    copy="z = np.array(logits, dtype=float)",
+    check='if not 0 <= target < z.shape[0]:\n        raise ValueError("target")',
+    shift="z = z - z.max()",
+    grad="grad[target] -= 1.0",
+    ret="float(-log_p[target]), grad",
+)
+
+_LORA = """
+class LoRALinear(nn.Module):
+    def __init__(self, base, r, alpha):
+        super().__init__()
+        self.base = base
+        {freeze}
+        d_out, d_in = base.weight.shape
+        cota = 1.0 / math.sqrt(d_in)
+        self.A = {A}
+        self.B = {B}
+        self.escala = {scale}
+
+    def forward(self, x):
+        return {forward}
+"""
+_LORA_OK = dict(
+    freeze="for p in self.base.parameters():\n            p.requires_grad_(False)",
+    A="nn.Parameter(torch.empty(r, d_in).uniform_(-cota, cota))",
+    B="nn.Parameter(torch.zeros(d_out, r))",
+    scale="alpha / r",
+    forward="self.base(x) + self.escala * ((x @ self.A.T) @ self.B.T)",
+)
+
+_DISTILL = """
+def distill_loss(student_logits, teacher_logits, y, T=2.0, lam=0.5):
+    def log_softmax(z):
+        z = np.asarray(z, dtype=float)
+        {shift}
+        return z - np.log(np.exp(z).sum())
+
+    s = np.asarray(student_logits, dtype=float)
+    t = np.asarray(teacher_logits, dtype=float)
+    {teacher}
+    ce = -log_softmax({ce_input})[y]
+    log_pt, log_ps = log_softmax(t / {T}), log_softmax(s / {T})
+    kl = float(np.sum({kl}))
+    return float({combine})
+"""
+_DISTILL_OK = dict(
+    shift="z = z - z.max()",
+    teacher="pass",
+    ce_input="s",
+    T="T",
+    kl="np.exp(log_pt) * (log_pt - log_ps)",
+    combine="(1 - lam) * ce + lam * T**2 * kl",
+)
+
+_CONTAM = """
+def contamination_rate(train, test):
+    {check}
+
+    def normaliza(texto):
+        return {norm}
+
+    vistos = {{normaliza(t) for t in train}}
+    {count}
+"""
+_CONTAM_OK = dict(
+    check='if len(test) == 0:\n        raise ValueError("test")',
+    norm='" ".join(unicodedata.normalize("NFKC", texto).casefold().split())',
+    count="return sum(normaliza(t) in vistos for t in test) / len(test)",
+)
+
+_OPEN = """
+def openness_category(card):
+    if not card["weights"]:
+        return "closed"
+    todo = {todo}
+    if todo and {license_ok}:
+        return "open source"
+    return "open weights"
+
+
+def choose_adaptation(need):
+    tabla = {{
+        "changing knowledge": {knowledge},
+        "specific format": "instruction tuning",
+        "few resources": "LoRA",
+        "low latency": "distillation",
+        "local control": "open weights",
+        "max quality": "large API model",
+    }}
+    {lookup}
+"""
+_OPEN_OK = dict(
+    todo='card["code"] and card["data"] and card["recipe"]',
+    license_ok='str(card["license"]).lower() in LICENCIAS_OSI',
+    knowledge='"RAG"',
+    lookup='if need not in tabla:\n        raise ValueError(need)\n    return tabla[need]',
+)
+
+
+def _fill(template, ok, **change):
+    return template.format(**{**ok, **change})
+
+
+MUTANTS = {
+    "softmax_xent": {
+        "gradiente y − p (signo al revés)": _fill(_XENT, _XENT_OK, grad="grad = -grad\n    grad[target] += 1.0"),
+        "logaritmo en base 10": _fill(_XENT, _XENT_OK, ret="float(-log_p[target] / np.log(10)), grad"),
+        "no resta el máximo (desborda con logits grandes)": _fill(_XENT, _XENT_OK, shift="pass"),
+        "modifica logits en su sitio": _fill(
+            _XENT, _XENT_OK, copy="z = logits if isinstance(logits, np.ndarray) else np.array(logits, dtype=float)",
+            shift="z -= z.max()"),
+        "devuelve el gradiente como lista": _fill(_XENT, _XENT_OK, ret="float(-log_p[target]), grad.tolist()"),
+        "devuelve la pérdida como array": _fill(_XENT, _XENT_OK, ret="-log_p[target:target + 1], grad"),
+        "no lanza ValueError con un target fuera de rango": _fill(_XENT, _XENT_OK, check="pass"),
+        "olvida restar y (devuelve p)": _fill(_XENT, _XENT_OK, grad="pass"),
+    },
+    "lora_param_count": {
+        "r·d_out·d_in": """
+def lora_param_count(d_out, d_in, r):
+    if r < 0 or r > min(d_out, d_in):
+        raise ValueError("r")
+    return r * d_out * d_in
+""",
+        "2·r·d (solo vale para matrices cuadradas)": """
+def lora_param_count(d_out, d_in, r):
+    if r < 0 or r > min(d_out, d_in):
+        raise ValueError("r")
+    return 2 * r * d_out
+""",
+        "solo cuenta A": """
+def lora_param_count(d_out, d_in, r):
+    if r < 0 or r > min(d_out, d_in):
+        raise ValueError("r")
+    return r * d_in
+""",
+        "devuelve un float": """
+def lora_param_count(d_out, d_in, r):
+    if r < 0 or r > min(d_out, d_in):
+        raise ValueError("r")
+    return r * (d_in + d_out) / 1
+""",
+        "no comprueba el rango": """
+def lora_param_count(d_out, d_in, r):
+    return r * (d_in + d_out)
+""",
+        "rechaza r = min(d_out, d_in) (>= en vez de >)": """
+def lora_param_count(d_out, d_in, r):
+    if r < 0 or r >= min(d_out, d_in):
+        raise ValueError("r")
+    return r * (d_in + d_out)
+""",
+        "acepta r negativo": """
+def lora_param_count(d_out, d_in, r):
+    if r > min(d_out, d_in):
+        raise ValueError("r")
+    return r * (d_in + d_out)
+""",
+    },
+    "LoRALinear": {
+        "B aleatoria al empezar": _fill(_LORA, _LORA_OK, B="nn.Parameter(torch.randn(d_out, r) * 0.01)"),
+        "sin dividir por r (escala = alpha)": _fill(_LORA, _LORA_OK, scale="alpha"),
+        "escala al revés (r / alpha)": _fill(_LORA, _LORA_OK, scale="r / alpha"),
+        "no congela la base": _fill(_LORA, _LORA_OK, freeze="pass"),
+        "congela el peso pero no el sesgo": _fill(_LORA, _LORA_OK, freeze="self.base.weight.requires_grad_(False)"),
+        "A y B a ceros (B nunca aprende)": _fill(_LORA, _LORA_OK, A="nn.Parameter(torch.zeros(r, d_in))"),
+        "A sin escalar (normal estándar)": _fill(_LORA, _LORA_OK, A="nn.Parameter(torch.randn(r, d_in))"),
+        "olvida el sesgo de la base": _fill(
+            _LORA, _LORA_OK, forward="x @ self.base.weight.T + self.escala * ((x @ self.A.T) @ self.B.T)"),
+        "B no es un parámetro": _fill(_LORA, _LORA_OK, B="torch.zeros(d_out, r)"),
+        "A con la forma traspuesta": _fill(_LORA, _LORA_OK, A="nn.Parameter(torch.empty(d_in, r).uniform_(-cota, cota))",
+                                           forward="self.base(x) + self.escala * ((x @ self.A) @ self.B.T)"),
+        "fusiona en el peso de la base en cada forward": _fill(
+            _LORA, _LORA_OK, forward="self._suma(x)",
+            ) + """
+    def _suma(self, x):
+        with torch.no_grad():
+            self.base.weight += self.escala * (self.B @ self.A)
+        return self.base(x)
+""",
+        "modifica base al construir (reinicia el sesgo)": _fill(
+            _LORA, _LORA_OK, freeze="for p in self.base.parameters():\n            p.requires_grad_(False)\n"
+            "        if self.base.bias is not None:\n            torch.nn.init.zeros_(self.base.bias)"),
+    },
+    "merge_lora": {
+        "el código con errores, sin tocar": """
+def merge_lora(W, A, B, alpha, r):
+    W += B @ A
+    return W
+""",
+        "sin la escala α/r": """
+def merge_lora(W, A, B, alpha, r):
+    return np.asarray(W, dtype=float) + np.asarray(B, dtype=float) @ np.asarray(A, dtype=float)
+""",
+        "escala bien pero modifica W en su sitio": """
+def merge_lora(W, A, B, alpha, r):
+    W += (alpha / r) * (np.asarray(B) @ np.asarray(A))
+    return W
+""",
+        "escala al revés (r/α)": """
+def merge_lora(W, A, B, alpha, r):
+    return np.asarray(W, dtype=float) + (r / alpha) * (np.asarray(B, dtype=float) @ np.asarray(A, dtype=float))
+""",
+        "A B en vez de B A": """
+def merge_lora(W, A, B, alpha, r):
+    A, B = np.asarray(A, dtype=float), np.asarray(B, dtype=float)
+    return np.asarray(W, dtype=float) + (alpha / r) * (A.T @ B.T)
+""",
+        "devuelve una lista": """
+def merge_lora(W, A, B, alpha, r):
+    return (np.asarray(W, dtype=float) + (alpha / r) * (np.asarray(B) @ np.asarray(A))).tolist()
+""",
+    },
+    "kl_divergence": {
+        "KL al revés (alumno ‖ profesor)": """
+def kl_divergence(p, q):
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    usados = q > 0
+    return float(np.sum(q[usados] * np.log(q[usados] / p[usados])))
+""",
+        "logaritmo en base 2": """
+def kl_divergence(p, q):
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    usados = p > 0
+    return float(np.sum(p[usados] * np.log2(p[usados] / q[usados])))
+""",
+        "no trata p_i = 0 (nan)": """
+def kl_divergence(p, q):
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    return float(np.sum(p * np.log(p / q)))
+""",
+        "devuelve los términos sin sumar": """
+def kl_divergence(p, q):
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    return np.where(p > 0, p * np.log(np.where(p > 0, p, 1) / np.where(p > 0, q, 1)), 0.0)
+""",
+        "modifica p en su sitio (recorta los ceros)": """
+def kl_divergence(p, q):
+    if isinstance(p, np.ndarray):
+        p[p < 1e-12] = 1e-12
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    usados = p > 0
+    return float(np.sum(p[usados] * np.log(p[usados] / q[usados])))
+""",
+        "diferencia de entropías en vez de KL": """
+def kl_divergence(p, q):
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    h = lambda d: -float(np.sum(d[d > 0] * np.log(d[d > 0])))
+    return h(q) - h(p)
+""",
+    },
+    "distill_loss": {
+        "sin T²": _fill(_DISTILL, _DISTILL_OK, combine="(1 - lam) * ce + lam * kl"),
+        "etiqueta dura del profesor (argmax)": _fill(
+            _DISTILL, _DISTILL_OK, teacher="t = np.where(np.arange(len(t)) == np.argmax(t), 50.0, -50.0)"),
+        "CE a temperatura T": _fill(_DISTILL, _DISTILL_OK, ce_input="s / T"),
+        "KL al revés": _fill(_DISTILL, _DISTILL_OK, kl="np.exp(log_ps) * (log_ps - log_pt)"),
+        "λ cambiada de lado": _fill(_DISTILL, _DISTILL_OK, combine="lam * ce + (1 - lam) * T**2 * kl"),
+        "ignora T (siempre 2)": _fill(_DISTILL, _DISTILL_OK, T="2.0", combine="(1 - lam) * ce + lam * 4.0 * kl"),
+        "softmax sin restar el máximo": _fill(_DISTILL, _DISTILL_OK, shift="pass"),
+        "T en vez de T²": _fill(_DISTILL, _DISTILL_OK, combine="(1 - lam) * ce + lam * T * kl"),
+        "modifica student_logits en su sitio (resta el máximo con -=)": _fill(
+            _DISTILL, _DISTILL_OK,
+            teacher="if isinstance(student_logits, np.ndarray) and student_logits.dtype == float:\n"
+                    "        student_logits -= student_logits.max()\n        s = student_logits"),
+    },
+    "dpo_loss": {
+        "el código con errores, sin tocar": """
+def dpo_loss(logp_w, logp_l, ref_w, ref_l, beta=0.1):
+    z = beta * ((logp_l - ref_l) - (logp_w - ref_w))
+    return float(-np.log(1 / (1 + np.exp(-z))))
+""",
+        "solo corrige el signo (desborda)": """
+def dpo_loss(logp_w, logp_l, ref_w, ref_l, beta=0.1):
+    z = beta * ((logp_w - ref_w) - (logp_l - ref_l))
+    return float(-np.log(1 / (1 + np.exp(-z))))
+""",
+        "solo corrige el desbordamiento (premia la rechazada)": """
+def dpo_loss(logp_w, logp_l, ref_w, ref_l, beta=0.1):
+    z = beta * ((logp_l - ref_l) - (logp_w - ref_w))
+    return float(np.logaddexp(0.0, -z))
+""",
+        "sin β": """
+def dpo_loss(logp_w, logp_l, ref_w, ref_l, beta=0.1):
+    z = (logp_w - ref_w) - (logp_l - ref_l)
+    return float(np.logaddexp(0.0, -z))
+""",
+        "ignora el modelo de referencia": """
+def dpo_loss(logp_w, logp_l, ref_w, ref_l, beta=0.1):
+    z = beta * (logp_w - logp_l)
+    return float(np.logaddexp(0.0, -z))
+""",
+        "devuelve σ(z) en vez de −log σ(z)": """
+def dpo_loss(logp_w, logp_l, ref_w, ref_l, beta=0.1):
+    z = beta * ((logp_w - ref_w) - (logp_l - ref_l))
+    return float(1 / (1 + np.exp(-z)))
+""",
+    },
+    "contamination_rate": {
+        "compara sin normalizar": _fill(_CONTAM, _CONTAM_OK, norm="texto"),
+        "solo minúsculas (no colapsa espacios)": _fill(_CONTAM, _CONTAM_OK, norm="texto.lower()"),
+        "sin normalizar Unicode (acentos descompuestos)": _fill(_CONTAM, _CONTAM_OK, norm='" ".join(texto.lower().split())'),
+        "cuenta los repetidos de test una sola vez": _fill(
+            _CONTAM, _CONTAM_OK, count="unicos = {normaliza(t) for t in test}\n    return len(unicos & vistos) / len(unicos)"),
+        "devuelve el número, no la fracción": _fill(_CONTAM, _CONTAM_OK, count="return sum(normaliza(t) in vistos for t in test)"),
+        "devuelve un porcentaje": _fill(
+            _CONTAM, _CONTAM_OK, count="return 100 * sum(normaliza(t) in vistos for t in test) / len(test)"),
+        "divide entre len(train)": _fill(
+            _CONTAM, _CONTAM_OK, count="return sum(normaliza(t) in vistos for t in test) / max(len(train), 1)"),
+        "no lanza ValueError con test vacío": _fill(_CONTAM, _CONTAM_OK, check="pass"),
+        "normaliza test en su sitio": _fill(
+            _CONTAM, _CONTAM_OK,
+            count="for i, t in enumerate(test):\n        test[i] = normaliza(t)\n"
+                  "    return sum(t in vistos for t in test) / len(test)"),
+    },
+    "decisiones": {
+        "«open source» con solo los pesos": _fill(_OPEN, _OPEN_OK, todo="True", license_ok="True"),
+        "ignora la licencia": _fill(_OPEN, _OPEN_OK, license_ok="True"),
+        "ignora los datos y la receta": _fill(_OPEN, _OPEN_OK, todo='card["code"]'),
+        "licencia comparada sin pasar a minúsculas": _fill(_OPEN, _OPEN_OK, license_ok='card["license"] in LICENCIAS_OSI'),
+        "fine-tuning para conocimiento que cambia": _fill(_OPEN, _OPEN_OK, knowledge='"fine-tuning"'),
+        "no lanza ValueError con una necesidad desconocida": _fill(_OPEN, _OPEN_OK, lookup="return tabla.get(need)"),
+        "pasa la licencia a minúsculas en la ficha": _fill(
+            _OPEN, _OPEN_OK, license_ok='card.update(license=str(card["license"]).lower()) is None '
+                                        'and card["license"] in LICENCIAS_OSI'),
+    },
+}
