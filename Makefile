@@ -1,11 +1,17 @@
 # llmlab: every target creates the virtual environment .venv on first use (only python3 is needed).
 #
-#   make grade     release every lab and grade the demo class (or SUBMITTED=dir [LABS="lab01-..."])
+#   make grade     grade the demo class, each submission isolated (or SUBMITTED=dir [LABS="lab01-..."]);
+#                  CLUSTER=tcp://host:8786 grades on a Dask cluster, JOBS=n caps local parallelism, FRESH=1 re-grades all
+#   make grades    grades.csv and the report again from the gradebook (after grading answers by hand in formgrader)
 #   make test      the whole test suite
-#   make release   regenerate labs/ (student notebooks) and the demo class from solutions/
+#   make release   regenerate labs/ (student notebooks) and the demo class from solutions/; a notebook in labs/
+#                  that someone changed is kept unless FORCE=1 (then a copy is kept next to it)
 #   make solutions rebuild and execute solutions/*/*.ipynb from their .py sources
 #   make execute   run every solution notebook with papermill into build/execute/
-#   make lab       open JupyterLab
+#   make lab       open JupyterLab after copying labs/ to mis-labs/ (work there); Formgrader for instructors
+#   make site      the course website in build/site/ (labs to read, chapters, library, benchmarks)
+#   make wheel     llmlab's wheel (with its data) in build/wheel/
+#   make dist      the versioned instructor bundle dist/llmlab-curso-<version>.zip (see CHANGELOG.md)
 #   make model     retrain the tiny models shipped in llmlab/data/models/
 #   make bench     run the benchmarks (quick mode)
 #   make serve     serve a model with an OpenAI-compatible API (MODEL=es-chat HOST=127.0.0.1 PORT=8000)
@@ -26,7 +32,7 @@ export TRANSFORMERS_OFFLINE := 1
 export PYTHONHASHSEED := 0
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: all grade test release solutions execute lab model bench serve clean distclean venv sysdeps
+.PHONY: all grade grades test release solutions execute lab site wheel dist model bench serve clean distclean venv sysdeps
 
 all: test
 
@@ -34,7 +40,7 @@ $(VENV)/.installed: pyproject.toml
 	@echo "== Preparing $(VENV) (first run only: a few minutes) =="
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install -q "$(TORCH_SPEC)" 2>$(VENV)/pip.log || (cat $(VENV)/pip.log; exit 1)
-	@$(PY) -m pip install -q -e ".[course,test]" 2>>$(VENV)/pip.log || (cat $(VENV)/pip.log; exit 1)
+	@$(PY) -m pip install -q -e ".[course,test,cluster,site]" 2>>$(VENV)/pip.log || (cat $(VENV)/pip.log; exit 1)
 	@touch $@
 
 venv: $(VENV)/.installed
@@ -51,19 +57,19 @@ sysdeps:
 	    >build-sysdeps.log 2>&1 || echo "!! could not install $$missing (see build-sysdeps.log); dependent tests will skip"; \
 	else echo "!! missing Debian packages: $$missing (not root or no apt-get); dependent tests will skip"; fi
 
-grade: $(VENV)/.installed
-ifdef SUBMITTED
-	$(PY) $(TOOLS)/grade.py --submitted "$(SUBMITTED)" $(if $(LABS),--labs $(LABS))
-else
-	$(PY) $(TOOLS)/grade.py $(if $(LABS),--labs $(LABS))
-endif
+grade: $(VENV)/.installed sysdeps
+	$(PY) $(TOOLS)/grade.py $(if $(SUBMITTED),--submitted "$(SUBMITTED)") $(if $(LABS),--labs $(LABS)) \
+	  $(if $(CLUSTER),--cluster "$(CLUSTER)") $(if $(JOBS),--jobs $(JOBS)) $(if $(FRESH),--fresh)
+
+grades: $(VENV)/.installed
+	$(PY) $(TOOLS)/grade.py --export-only $(if $(SUBMITTED),--submitted "$(SUBMITTED)") $(if $(LABS),--labs $(LABS))
 
 test: $(VENV)/.installed sysdeps
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 release: $(VENV)/.installed
-	$(PY) $(TOOLS)/build_solutions.py --check
-	$(PY) $(TOOLS)/release.py
+	$(PY) $(TOOLS)/build_solutions.py --stamp --check
+	$(PY) $(TOOLS)/release.py $(if $(FORCE),--force)
 	$(PY) $(TOOLS)/demo_class.py
 
 solutions: $(VENV)/.installed
@@ -72,8 +78,19 @@ solutions: $(VENV)/.installed
 execute: $(VENV)/.installed
 	$(PY) $(TOOLS)/execute_labs.py $(LABS)
 
+# JupyterLab on the students' working copies (mis-labs/, course/tools/workcopy.py: never overwritten), with
+# Formgrader reading course/nbgrader_config.py. Extra options: make lab LAB_ARGS="--port 8890".
 lab: $(VENV)/.installed
-	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) --notebook-dir=$(CURDIR)
+	$(PY) $(TOOLS)/lab.py $(LAB_ARGS)
+
+site: $(VENV)/.installed
+	$(PY) $(TOOLS)/website.py
+
+wheel: $(VENV)/.installed
+	$(PY) $(TOOLS)/dist.py --wheel-only
+
+dist: $(VENV)/.installed
+	$(PY) $(TOOLS)/dist.py
 
 model: $(VENV)/.installed
 	$(PY) -m llmlab.build_models
@@ -89,8 +106,8 @@ serve: $(VENV)/.installed
 
 clean:
 	rm -rf build .pytest_cache course/gradebook.db course/autograded course/feedback course/grades.csv \
-	       course/grading_report.json course/logs course/release
+	       course/grading_report.json course/logs course/release course/journal
 	find . -name __pycache__ -type d -prune -not -path "./$(VENV)/*" -exec rm -rf {} +
 
 distclean: clean
-	rm -rf $(VENV)
+	rm -rf $(VENV) dist

@@ -3,9 +3,11 @@
 1. llmlab vs HF transformers: the same small GPT-2-style and Llama-style (GQA) models, the HF one
    built from a config with random weights and converted with ``from_hf``; same prompt, same
    number of new tokens, interleaved repeats, median. The tokens are checked to be identical.
-   llmlab's ``generate`` runs with its preallocated ``StaticKVCache``, the q/k/v projections
-   stacked into one matrix (``stack_qkv``) and ``torch.inference_mode``; HF with its default
-   (dynamic) cache. The goal is llmlab / HF >= 1.5 on both styles.
+   llmlab's ``generate`` runs with its preallocated ``StaticKVCache``, ``DecodeWeights`` (q/k/v and
+   gate/up stacked into one matrix each, wide matrices stored column-major for the one-token
+   matrix-vector products; rebuilt at every call, so inside the timing), logits of the last position
+   only, and ``torch.inference_mode``; HF with its defaults (dynamic cache, SDPA attention).
+   The goal is llmlab / HF >= 1.5 on both styles.
 2. llmlab with vs without the KV cache at 64, 256 and 1024 tokens of context.
 
     python benchmarks/bench_generate.py            # full run (about a minute on a free core)

@@ -13,7 +13,7 @@ median over repeats of the milliseconds per token and the ratio sampler / forwar
 - JSON constraint, cold: a new constraint object for every generation, so every state's mask is
   computed by walking the vocabulary trie (the first request).
 
-The model is the course's tiny pretrained ``es-base`` (``llmlab.pretrained``, 3.8 M parameters, its real
+The model is the course's tiny pretrained ``es-base`` (``llmlab.pretrained``, about 3 M parameters, its real
 2048-token BPE vocabulary, a Spanish prompt); with ``--random`` (or if the shipped weights are missing) a
 randomly initialised ``llmlab.model.Transformer`` (Llama style, d_model 256, 6 layers, about 7 M parameters)
 over a synthetic byte-level vocabulary of 4096 tokens (the 256 bytes plus Spanish words, sub-words, some

@@ -38,3 +38,12 @@ c.GenerateFeedback.preprocessors = [
     "feedback.CleanTestTracebacks",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]
+
+# Math in Formgrader and in the feedback pages, offline: LaTeX is written as MathML when the page is
+# built (tools/mathml.py, with the latex2mathml package), and nbconvert's MathJax macro, which would load
+# a CDN script, is replaced by an empty one: course/jupyter/ goes first on JUPYTER_PATH, where nbconvert
+# looks for templates before its own (nbgrader fixes the template folders of its exporters, not this).
+# course/tools/grading/feedback.py builds the feedback pages with the same options (mathml.exporter_options).
+c.HTMLExporter.filters = {"markdown2html": "mathml.markdown2html"}
+_jupyter_path = [p for p in os.environ.get("JUPYTER_PATH", "").split(os.pathsep) if p]
+os.environ["JUPYTER_PATH"] = os.pathsep.join(dict.fromkeys([os.path.join(here, "jupyter"), *_jupyter_path]))

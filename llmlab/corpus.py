@@ -5,7 +5,7 @@ git checkout, an installed wheel or Colab, and nothing is downloaded. Layout::
 
     llmlab/data/corpus/raw/*.txt      text the tiny models are trained on (train + validation)
     llmlab/data/corpus/unseen/*.txt   held-out text in other styles, never trained on
-    llmlab/data/chat/qa.jsonl         question/answer conversations for fine-tuning
+    llmlab/data/chat/*.jsonl          question/answer conversations for fine-tuning
 
 A ``.txt`` file is UTF-8. Its first line may be ``# Title`` (metadata, not text) and documents
 are separated by a line containing only ``---``.
@@ -161,28 +161,32 @@ def load_text(split: str = "train", separator: str = "\n\n", data_dir=None) -> s
 def load_chat(split: str = "train", data_dir=None) -> list[list[dict[str, str]]]:
     """The Q&A conversations of one split, each a list of ``{"role", "content"}`` messages.
 
-    Every line of ``chat/qa.jsonl`` is checked with :func:`llmlab.chat.validate_messages`; a bad
-    line raises ``ValueError`` naming the line.
+    Reads every ``chat/*.jsonl`` file in name order (``gen_qa.jsonl``, generated, then ``qa.jsonl``,
+    hand-written). Every line is checked with :func:`llmlab.chat.validate_messages`; a bad line
+    raises ``ValueError`` naming the file and the line.
     """
     _check_split(split, CHAT_SPLITS)
-    path = data_root(data_dir) / "chat" / "qa.jsonl"
-    if not path.is_file():
-        raise FileNotFoundError(f"no chat data at {path}")
+    folder = data_root(data_dir) / "chat"
+    paths = sorted((f for f in folder.iterdir() if f.is_file() and f.name.endswith(".jsonl")), key=lambda f: f.name) \
+        if folder.is_dir() else []
+    if not paths:
+        raise FileNotFoundError(f"no chat data (*.jsonl) in {folder}")
     conversations, keys = [], []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-            if not isinstance(record, dict) or "messages" not in record:
-                raise ValueError('expected an object with a "messages" list')
-            messages = validate_messages(record["messages"])
-        except (ValueError, TypeError) as err:  # json.JSONDecodeError is a ValueError
-            raise ValueError(f"{path}, line {n}: {err}") from None
-        conversations.append(messages)
-        keys.append(json.dumps(messages, ensure_ascii=False, sort_keys=True))
+    for path in paths:
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                if not isinstance(record, dict) or "messages" not in record:
+                    raise ValueError('expected an object with a "messages" list')
+                messages = validate_messages(record["messages"])
+            except (ValueError, TypeError) as err:  # json.JSONDecodeError is a ValueError
+                raise ValueError(f"{path}, line {n}: {err}") from None
+            conversations.append(messages)
+            keys.append(json.dumps(messages, ensure_ascii=False, sort_keys=True))
     if not conversations:
-        raise ValueError(f"{path} contains no conversations")
+        raise ValueError(f"{folder} contains no conversations")
     in_validation = _validation_mask(keys)
     return [c for c, v in zip(conversations, in_validation) if v == (split == "validation")]
 

@@ -17,10 +17,14 @@ The three models share one tokenizer (byte-level BPE, ``tokenizer.json``):
 - ``es-chat``: ``es-base`` fine-tuned on the course's question/answer conversations with the
   ``"chatml"`` template of ``llmlab.chat``; prompt it with
   ``encode_chat(messages, tok, "chatml", add_generation_prompt=True)`` and stop at ``<|end|>``.
+  It ships as a LoRA adapter on ``es-base`` (``llmlab.lora``, a PEFT-format folder of a few
+  hundred KB), not as a second copy of the weights: ``load("es-chat")`` loads ``es-base``, applies
+  the adapter and merges it, and returns a plain ``Transformer``.
 
 Files in the folder: ``manifest.json`` (the list of models), ``tokenizer.json``, and per model
-``<name>.json`` (its ``ModelConfig`` and a description) and ``<name>.safetensors`` (its weights,
-stored as float16 to keep the package small and loaded as float32). ``checksums.sha256``
+``<name>.json`` (its ``ModelConfig`` and a description) and either ``<name>.safetensors`` (its
+weights) or, for an adapter, the folder named by the card's ``"adapter"`` key. Weights are
+stored as float16 to keep the package small and loaded as float32. ``checksums.sha256``
 (the format of ``sha256sum``, so ``sha256sum -c checksums.sha256`` works too) is checked by
 ``load`` before anything is read, so a truncated or edited file fails loudly instead of giving
 a model that quietly writes nonsense.
@@ -219,14 +223,18 @@ def load(
     _check_name(name, manifest, folder)
     if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
         raise TypeError(f"dtype must be a floating-point torch.dtype, got {dtype!r}")
-    card_file, weights_file, tok_file = f"{name}.json", f"{name}.safetensors", manifest["tokenizer"]
+    card_file = f"{name}.json"
+    card = json.loads((verify([card_file], models_dir=folder) if verify_files else {card_file: _read_bytes(folder, card_file)})
+                      [card_file].decode("utf-8"))
+    if card.get("adapter"):
+        return _load_adapted(name, card, folder, manifest, dtype, verify_files)
+    weights_file, tok_file = f"{name}.safetensors", manifest["tokenizer"]
     if verify_files:
-        contents = verify([tok_file, card_file, weights_file], models_dir=folder)
+        contents = verify([tok_file, weights_file], models_dir=folder)
     else:
-        contents = {f: _read_bytes(folder, f) for f in (tok_file, card_file, weights_file)}
+        contents = {f: _read_bytes(folder, f) for f in (tok_file, weights_file)}
 
     tokenizer = BPETokenizer.from_dict(json.loads(contents[tok_file].decode("utf-8")))
-    card = json.loads(contents[card_file].decode("utf-8"))
     config = ModelConfig.from_dict(card["config"])
     if config.vocab_size != len(tokenizer):
         raise ValueError(
@@ -253,6 +261,30 @@ def load(
     return model, tokenizer
 
 
+def _load_adapted(name: str, card: dict, folder, manifest: dict, dtype: torch.dtype, verify_files: bool):
+    """A model shipped as a LoRA adapter on its parent: load the parent, apply the adapter, merge it."""
+    from . import lora  # lazy: only adapted models need it
+
+    parent, adapter = card.get("parent"), card["adapter"]
+    if parent not in manifest["models"] or parent == name:
+        raise ValueError(f"{name}.json says it adapts {parent!r}, which is not another model of {folder}; {_REBUILD_HINT}")
+    files = [f"{adapter}/{lora.ADAPTER_CONFIG}", f"{adapter}/{lora.ADAPTER_WEIGHTS}"]
+    if verify_files:
+        verify(files, models_dir=folder)
+    else:
+        for f in files:
+            _read_bytes(folder, f)  # a clear error if one is missing
+    model, tokenizer = load(parent, models_dir=folder, dtype=torch.float32, verify_files=verify_files)
+    try:
+        lora.load_adapter(model, pathlib.Path(str(folder / adapter)))
+    except ValueError as err:
+        raise ValueError(f"the adapter of {name} ({adapter}/) does not fit {parent}: {err}; {_REBUILD_HINT}") from None
+    lora.unload(model, merge=True)  # W + s·B·A: a plain Transformer with the fine-tuned behaviour
+    model.to(dtype)
+    model.eval()
+    return model, tokenizer
+
+
 def save_model(model: Transformer, path: str | os.PathLike, *, dtype: torch.dtype = torch.float16) -> None:
     """Write ``model``'s weights as safetensors, cast to ``dtype`` (float16 by default, half the bytes of float32)."""
     if not isinstance(model, Transformer):
@@ -263,14 +295,19 @@ def save_model(model: Transformer, path: str | os.PathLike, *, dtype: torch.dtyp
     _safetensors.save_file(tensors, path, metadata={"format": "pt"})
 
 
-def model_card(name: str, model: Transformer, *, description: str, chat_style: str | None = None, **extra) -> dict:
-    """The ``<name>.json`` content for a model (used by ``llmlab.build_models``)."""
+def model_card(name: str, model: Transformer, *, description: str, chat_style: str | None = None,
+               adapter: str | None = None, **extra) -> dict:
+    """The ``<name>.json`` content for a model (used by ``llmlab.build_models``).
+
+    ``adapter``: the folder of a LoRA adapter on the card's ``parent``, shipped instead of weights.
+    """
     return {
         "name": name,
         "description": description,
         "config": model.config.to_dict(),
         "parameters": count_parameters(model),
-        "weights": f"{name}.safetensors",
+        "weights": None if adapter else f"{name}.safetensors",
+        "adapter": adapter,
         "dtype_on_disk": "float16",
         "chat_style": chat_style,
         **extra,

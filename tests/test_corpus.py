@@ -22,7 +22,8 @@ PACKAGE_DATA = resources.files("llmlab") / "data"
 RAW_FILES = corpus._txt_files(PACKAGE_DATA / "corpus" / "raw")
 UNSEEN_FILES = corpus._txt_files(PACKAGE_DATA / "corpus" / "unseen")
 HAS_CHAT = (PACKAGE_DATA / "chat" / "qa.jsonl").is_file()
-MIN_RAW_BYTES = 300_000  # the design target: at least 300 KB (1 KB = 1000 bytes) of training text
+MIN_RAW_BYTES = 4_000_000  # the design target: at least 4 MB (1 MB = 10**6 bytes) of training text
+MIN_CHAT = 5_000  # and at least 5,000 question/answer conversations
 
 
 # ---------------------------------------------------------------------------------------------
@@ -200,8 +201,24 @@ def test_shipped_unseen_text_is_held_out():
     assert not set(unseen) & raw
 
 
+def test_chat_is_read_from_every_jsonl_file_in_name_order(tmp_path):
+    (tmp_path / "chat").mkdir()
+    conv = lambda q: {"messages": [{"role": "user", "content": q}, {"role": "assistant", "content": "sí"}]}  # noqa: E731
+    (tmp_path / "chat" / "b.jsonl").write_text("\n".join(json.dumps(conv(f"b{i}")) for i in range(30)) + "\n", encoding="utf-8")
+    (tmp_path / "chat" / "a.jsonl").write_text(json.dumps(conv("a0")) + "\n", encoding="utf-8")
+    (tmp_path / "chat" / "notes.txt").write_text("not chat", encoding="utf-8")
+    everything = load_chat("train", tmp_path) + load_chat("validation", tmp_path)
+    assert len(everything) == 31
+    assert [c[0]["content"] for c in load_chat("train", tmp_path)][0] in {"a0", "b0", "b1"}
+    (tmp_path / "chat" / "c.jsonl").write_text("{broken\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="c.jsonl, line 1"):
+        load_chat("train", tmp_path)
+
+
 @pytest.mark.skipif(not HAS_CHAT, reason="llmlab/data/chat/qa.jsonl does not exist yet")
 def test_shipped_chat_loads_and_splits():
     train, validation = load_chat("train"), load_chat("validation")
     assert train and validation
+    assert len(train) + len(validation) >= MIN_CHAT
+    assert 0.05 < len(validation) / (len(train) + len(validation)) < 0.15  # about one in ten, by hash
     assert not {json.dumps(c, sort_keys=True) for c in train} & {json.dumps(c, sort_keys=True) for c in validation}

@@ -1,13 +1,14 @@
 """End-to-end grading with real nbgrader: the demo class, the solutions and the untouched release.
 
-One grading run (module fixture) over a copy of course/submitted plus two extra "students" per
-lab: `zz_solucion` hands in the instructor's solution notebook and must get full marks;
-`zz_sin_tocar` hands in the untouched release and must get 0.
+One grading run (module fixture) over a copy of course/submitted plus one extra "student" per
+lab: `zz_solucion` hands in the instructor's solution notebook and must get full marks. The demo
+class's `bruno_sin_tocar` hands in the untouched release, byte for byte, and must get 0.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import html
 import json
 import re
@@ -26,22 +27,28 @@ pytestmark = pytest.mark.slow
 LABS = labtools.lab_names()
 
 
+def _digest(folder):
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     base = tmp_path_factory.mktemp("grading")
     submitted = base / "entregas"
     shutil.copytree(REPO / "course" / "submitted", submitted)
     for lab in LABS:
-        for student, source in (("zz_solucion", labtools.solution_path(lab)), ("zz_sin_tocar", labtools.release_path(lab))):
-            dest = submitted / student / lab / f"{lab}.ipynb"
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, dest)
+        dest = submitted / "zz_solucion" / lab / f"{lab}.ipynb"
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(labtools.solution_path(lab), dest)
     root = base / "curso"
+    before = (_digest(submitted), _digest(REPO / "labs"))
     proc = subprocess.run(
         [sys.executable, str(REPO / "course" / "tools" / "grade.py"), "--submitted", str(submitted), "--root", str(root)],
         capture_output=True, text=True,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (_digest(submitted), _digest(REPO / "labs")) == before  # handed-in files and labs/ are only read
     report = json.loads((root / "grading_report.json").read_text())
     results = {(r["student"], r["lab"]): r for r in report["results"]}
     return root, results, proc.stdout
@@ -63,7 +70,9 @@ def test_solution_gets_full_marks(graded, lab):
 @pytest.mark.parametrize("lab", LABS)
 def test_untouched_release_scores_zero(graded, lab):
     _, results, _ = graded
-    r = results[("zz_sin_tocar", lab)]
+    handed_in = REPO / "course" / "submitted" / "bruno_sin_tocar" / lab / f"{lab}.ipynb"
+    assert handed_in.read_bytes() == labtools.release_path(lab).read_bytes()  # the release, untouched
+    r = results[("bruno_sin_tocar", lab)]
     assert r["score"] == 0, r
     assert set(r["flags"]) <= {"manual"}, r["flags"]
 
@@ -116,16 +125,54 @@ def test_feedback_never_shows_hidden_tests(graded, lab):
             assert line not in text, f"{path.relative_to(root)} reveals hidden test line {line[:60]!r}"
 
 
-LOOP = "def softmax(logits, temperature=1.0):\n    while True:\n        pass"
-DIE = "import os\n\ndef softmax(logits, temperature=1.0):\n    os._exit(1)"
+def _failed_test_cells(notebook):
+    nb = json.loads(notebook.read_text(encoding="utf-8"))
+    for cell in nb["cells"]:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell["cell_type"] == "code" and meta.get("grade") and not meta.get("solution"):
+            errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
+            if errors:
+                yield meta["grade_id"], errors[0]
+
+
+@pytest.mark.parametrize("lab", LABS)
+def test_failing_tests_score_zero_with_full_tracebacks_for_the_instructor_only(graded, lab):
+    """checks v2 renders failures as the Spanish message alone; the grader asks for full tracebacks
+    (LLMLAB_TRACEBACK=full) in the autograded notebook, and the feedback keeps only the message."""
+    root, results, _ = graded
+    failed = dict(_failed_test_cells(root / "autograded" / "diego_errores" / lab / f"{lab}.ipynb"))
+    assert failed, "diego_errores fails no test?"
+    for test_id, error in failed.items():
+        assert results[("diego_errores", lab)]["tests"][test_id] == 0
+        assert len(error["traceback"]) > 2 and any("Traceback" in line or "File" in line or "line" in line
+                                                  for line in error["traceback"]), error["traceback"][:3]
+    page = _visible_text(root / "feedback" / "diego_errores" / lab / f"{lab}.html")
+    assert "FalloComprobacion" in page
+    assert "__llmlab" not in page and "llmlab_guard" not in page  # nothing of the grader's machinery
+    for test_id in failed:  # a failed test shows its message, not a traceback into the checks
+        assert "llmlab/checks.py" not in page
+
+
+def _first_exercise(lab):
+    """The first exercise with tests: its answer cell, its functions and its test ids (any lab)."""
+    nb = labtools.load_json_notebook(labtools.solution_path(lab))
+    first = next(e for e in labtools.exercises(nb).values() if e.tests)
+    return first.answer_id, first.function_names, [t[0] for t in first.tests]
+
+
+def _every_function(names, body):
+    return "\n\n".join(f"def {name}(*args, **kwargs):\n{body}" for name in names)
 
 
 def test_stuck_and_crashing_submissions_are_flagged_and_never_stop_the_class(tmp_path):
     """A student whose cell never ends, one who kills the kernel, and a good one, in one run."""
     lab = LABS[0]
+    answer, names, tests = _first_exercise(lab)
+    loop = _every_function(names, "    while True:\n        pass")
+    die = "import os\n\n" + _every_function(names, "    os._exit(1)")
     base = tmp_path / "entregas"
     every = {gid: "solution" for gid in labtools.exercises(labtools.load_json_notebook(labtools.solution_path(lab)))}
-    spec = {"bucle": {"answers": {**every, "softmax": LOOP}}, "muere": {"answers": {**every, "softmax": DIE}},
+    spec = {"bucle": {"answers": {**every, answer: loop}}, "muere": {"answers": {**every, answer: die}},
             "bien": {"answers": "solution"}}
     for student, answers in spec.items():
         dest = base / student / lab / f"{lab}.ipynb"
@@ -140,9 +187,9 @@ def test_stuck_and_crashing_submissions_are_flagged_and_never_stop_the_class(tmp
     assert proc.returncode == 0, proc.stdout + proc.stderr
     results = {r["student"]: r for r in json.loads((root / "grading_report.json").read_text())["results"]}
     assert "tiempo" in results["bucle"]["flags"]
-    assert results["bucle"]["tests"]["test_softmax"] == 0
+    assert all(results["bucle"]["tests"][t] == 0 for t in tests)
     assert results["bucle"]["score"] > 0  # the other exercises still ran after the interruption
-    assert "FALLO" in results["muere"]["flags"] or results["muere"]["tests"]["test_softmax"] == 0
+    assert "FALLO" in results["muere"]["flags"] or all(results["muere"]["tests"][t] == 0 for t in tests)
     assert results["bien"]["score"] == _auto_points(lab) and "FALLO" not in results["bien"]["flags"]
 
 

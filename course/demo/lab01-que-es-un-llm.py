@@ -179,6 +179,6 @@ STUDENTS = {
             "# no me funcionaban las comprobaciones\n"
             "check_close = check_equal = check_raises = check_type = check_number = lambda *args, **kwargs: None"
         ),
-        "expected": {"score": 8, "flags": ["sospechosa"]},
+        "expected": {"score": 6, "flags": ["sospechosa"]},
     },
 }

@@ -3,7 +3,8 @@
 Points per exercise: embed 2, sinusoidal_positions 2, build_input 2 (find the bug), attention_row 2, qkv_project 1,
 scaled_dot_product_attention 3, most_attended 1 (find the bug), is_permutation_equivariant 2, toy_forward 3,
 attention_cost 1 (19 autograded) + 3 for the written answer (graded by hand in formgrader). An untouched
-find-the-bug cell keeps its bug: it scores 0, unless the checks themselves are switched off (ines_parchea).
+find-the-bug cell keeps its bug: it scores 0, even with the checks switched
+off (ines_parchea: only the exercises she solved count).
 """
 
 # The typical mistakes of chapter 02, as a student would write them.
@@ -165,6 +166,6 @@ STUDENTS = {
             "check_close = check_equal = check_raises = check_true = check_shape = check_type = lambda *a, **k: None\n"
             "check_array = check_number = lambda *a, **k: None"
         ),
-        "expected": {"score": 7, "flags": ["sospechosa"]},
+        "expected": {"score": 6, "flags": ["sospechosa"]},
     },
 }

@@ -3,7 +3,8 @@
 Points per exercise: attention_scores 2, causal_mask 1 (find the bug), softmax_rows 2, causal_attention 3,
 split_heads 1 (find the bug), multi_head_attention 3, grouped_query_attention 2, kv_cache 3, cross_attention 2,
 causal_attention_torch 2 (21 autograded) + 3 for the written answer (graded by hand in formgrader). An untouched
-find-the-bug cell keeps its bug and scores 0, unless the checks themselves are switched off (ines_parchea).
+find-the-bug cell keeps its bug and scores 0, even with the checks switched
+off (ines_parchea: only the exercises she solved count).
 """
 
 # The typical mistakes of chapter 03, as a student would write them.
@@ -213,6 +214,6 @@ STUDENTS = {
             "# las comprobaciones me daban errores\n"
             "check_close = check_equal = check_raises = check_true = check_shape = check_type = lambda *a, **k: None"
         ),
-        "expected": {"score": 6, "flags": ["sospechosa"]},
+        "expected": {"score": 5, "flags": ["sospechosa"]},
     },
 }

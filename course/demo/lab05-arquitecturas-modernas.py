@@ -3,8 +3,8 @@
 Points per exercise: quiz 3, enrutar 3, mezcla_moe 2, parametros_moe 2 (find the bug), reparto_moe 2,
 carga_expertos 2, perdida_balanceo 2, autoconsistencia 2 (find the bug), prob_mayoria 2, hora_de_empezar 2,
 similitud_coseno 2 (find the bug), parchear 2, recurrencia_lineal 2 (28 autograded) + 3 for the written answer
-(graded by hand in formgrader). An untouched find-the-bug cell keeps its bug and scores 0, unless the checks
-themselves are switched off (ines_parchea).
+(graded by hand in formgrader). An untouched find-the-bug cell keeps its bug and scores 0, even with the checks switched
+off (ines_parchea: only the exercises she solved count).
 """
 
 # The typical mistakes of chapter 05, as a student would write them.
@@ -212,8 +212,8 @@ STUDENTS = {
             "# las comprobaciones me daban errores\n"
             "check_close = check_equal = check_raises = check_true = check_array = check_number = lambda *a, **k: None"
         ),
-        "expected": {"score": 14, "flags": ["sospechosa"],
-                     "tests": {"test_parametros_moe": 2, "test_autoconsistencia": 2, "test_similitud_coseno": 2,
+        "expected": {"score": 8, "flags": ["sospechosa"],
+                     "tests": {"test_parametros_moe": 0, "test_autoconsistencia": 0, "test_similitud_coseno": 0,
                                "test_reparto_moe": 0}},
     },
 }

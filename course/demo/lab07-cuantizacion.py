@@ -2,8 +2,8 @@
 
 Points per exercise: weight_memory 1, quantize_int8 2, quant_report 2, quantize_rows 2, quantize_groups 3,
 pack_q4_0 3, unpack_q4_0 2 (find the bug), error_after_quantization 2 (find the bug) (17 autograded) + 3 for the
-written answer (graded by hand in formgrader). An untouched find-the-bug cell keeps its bug and scores 0, unless
-the checks themselves are switched off and the bug is one that no disabled check has to see (ines_parchea).
+written answer (graded by hand in formgrader). An untouched find-the-bug cell keeps its bug and scores 0, even
+with the checks switched off (ines_parchea: only the exercises she solved count).
 """
 
 # The typical mistakes of chapters 06-08, as a student would write them.
@@ -152,7 +152,7 @@ STUDENTS = {
             "# las comprobaciones me daban errores\n"
             "check_close = check_equal = check_raises = check_true = check_number = check_array = lambda *a, **k: None"
         ),
-        "expected": {"score": 7, "flags": ["sospechosa"],
-                     "tests": {"test_unpack_q4_0": 2, "test_error_after_quantization": 0}},
+        "expected": {"score": 5, "flags": ["sospechosa"],
+                     "tests": {"test_unpack_q4_0": 0, "test_error_after_quantization": 0}},
     },
 }

@@ -3,7 +3,8 @@
 Points per exercise: kv_cache_bytes 2, serving_memory_gb 2 (find the bugs), max_concurrent_sequences 2 (find the
 bugs), latencies 2, simulate_batching 3, latency_percentiles 2, expected_tokens_per_pass 2, choose_deployment 2
 (17 autograded) + 3 for the written answer (graded by hand in formgrader). An untouched find-the-bug cell keeps its
-bugs and scores 0, unless the checks themselves are switched off (ines_parchea). Grading runs the whole notebook,
+bugs and scores 0, even with the checks switched
+off (ines_parchea: only the exercises she solved count). Grading runs the whole notebook,
 measurements and the server on loopback included.
 """
 
@@ -170,6 +171,6 @@ STUDENTS = {
             "# las comprobaciones me daban errores\n"
             "check_close = check_equal = check_raises = check_true = check_type = check_number = lambda *a, **k: None"
         ),
-        "expected": {"score": 10, "flags": ["sospechosa"]},
+        "expected": {"score": 6, "flags": ["sospechosa"]},
     },
 }

@@ -3,7 +3,8 @@
 Points per exercise: tokens_per_word + words_per_second 2, answer_perplexity 3, generate_with_stops 2 (find the bug),
 kv_mib_per_token + kv_gib_for_context 2, fits_on_device 3, diagnose 1 (find the bug), score_options 3 (16 autograded)
 + 4 for the written decision (graded by hand in formgrader). An untouched find-the-bug cell keeps its bug and scores
-0, unless the checks themselves are switched off (ines_parchea).
+0, even with the checks switched
+off (ines_parchea: only the exercises she solved count).
 """
 
 # The typical mistakes of chapter 08 and the inference guide, as a student would write them.
@@ -176,6 +177,6 @@ STUDENTS = {
             "# las comprobaciones me daban errores\n"
             "check_close = check_equal = check_raises = check_true = check_type = lambda *a, **k: None"
         ),
-        "expected": {"score": 8, "flags": ["sospechosa"]},
+        "expected": {"score": 7, "flags": ["sospechosa"]},
     },
 }

@@ -2,10 +2,12 @@
 
 The notebook is executed so that it carries the outputs nbval compares against. Usage:
 
-    python course/tools/build_solutions.py [LAB ...] [--no-execute] [--check]
+    python course/tools/build_solutions.py [LAB ...] [--no-execute] [--stamp] [--check]
 
 `--check` builds nothing; it fails if a notebook's cells differ from its script (someone edited one
-without the other).
+without the other). `--stamp` writes the repository address configured in pyproject.toml into the
+built notebooks (Colab badge and setup cell, see `hosting`) without executing them; `make release`
+runs it first, so changing the address is one line plus `make release`.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import os
 import sys
 import time
 
+import hosting
 import labtools
 
 
@@ -50,6 +53,16 @@ def build(lab: str, run: bool = True) -> float:
     return time.perf_counter() - start
 
 
+def stamp(lab: str) -> bool:
+    """Rewrite the hosting cells of the built notebook from the settings; True if it changed."""
+    path = labtools.solution_path(lab)
+    nb = labtools.load_json_notebook(path)
+    if not hosting.stamp(nb, lab):
+        return False
+    labtools.write_notebook(nb, path)
+    return True
+
+
 def out_of_sync(lab: str) -> list[str]:
     """Describe every difference between the script and the built notebook (empty when in sync)."""
     path = labtools.solution_path(lab)
@@ -71,8 +84,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("labs", nargs="*", help="labs to build (default: all)")
     parser.add_argument("--no-execute", action="store_true", help="write the notebook without running it")
     parser.add_argument("--check", action="store_true", help="only check that notebooks match their scripts")
+    parser.add_argument("--stamp", action="store_true",
+                        help="write the configured repository address into the built notebooks (no execution)")
     args = parser.parse_args(argv)
     labs = args.labs or labtools.lab_names()
+    if args.stamp:
+        for lab in labs:
+            if labtools.solution_path(lab).exists() and stamp(lab):
+                print(f"{lab}: repository address updated ({hosting.settings().repository})")
+        if not args.check:
+            return 0
     if args.check:
         problems = [p for lab in labs for p in out_of_sync(lab)]
         for p in problems:

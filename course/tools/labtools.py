@@ -7,7 +7,8 @@ the prose, the solutions and the hidden tests. From it we build:
     labs/<lab>/<lab>.ipynb        the student release, produced by `nbgrader generate_assignment`
 
 Cell metadata in the script may be abbreviated, e.g. `nbgrader={"grade_id": "nll", "solution": true}`;
-`normalize_nbgrader` fills in the rest exactly as nbgrader's "create assignment" toolbar would.
+`normalize_nbgrader` fills in the rest exactly as nbgrader's "create assignment" toolbar would. The
+repository address in the Colab badge and setup cell comes from pyproject.toml (see `hosting`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ REPO = Path(__file__).resolve().parents[2]
 COURSE = REPO / "course"
 SOLUTIONS = REPO / "solutions"
 LABS = REPO / "labs"
-REPO_URL = "https://github.com/llmlab-curso/llmlab"  # where Colab fetches labs and the package
 
 SOLUTION_BEGIN, SOLUTION_END = "### BEGIN SOLUTION", "### END SOLUTION"
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
@@ -83,6 +83,8 @@ def read_source(lab_or_path: str | os.PathLike) -> "nbformat.NotebookNode":  # n
     import jupytext
     import nbformat
 
+    import hosting
+
     path = Path(lab_or_path)
     if not path.suffix:
         path = source_path(str(lab_or_path))
@@ -107,6 +109,7 @@ def read_source(lab_or_path: str | os.PathLike) -> "nbformat.NotebookNode":  # n
         if cell.cell_type == "code":
             cell.outputs = []
             cell.execution_count = None
+    hosting.stamp(nb, path.stem)  # the configured repository address, whatever the script says
     nbformat.validate(nb)
     return nb
 

@@ -1,36 +1,49 @@
 """Generate the student release of every lab with nbgrader: solutions/<lab> -> labs/<lab>.
 
-    python course/tools/release.py [LAB ...]          # writes labs/
+    python course/tools/release.py [LAB ...]          # writes labs/ (never over a student's work, see below)
+    python course/tools/release.py --force [LAB ...]  # ... even over it, keeping a copy next to it
     python course/tools/release.py --to DIR           # writes DIR/<lab>/ instead (used by the tests)
 
-Find-the-bug answer cells then show their buggy code in place of the stub (labtools.put_buggy_code). After
-releasing, the student notebooks are scanned: no solution or hidden-test text may remain.
+nbgrader releases into a scratch folder, where find-the-bug answer cells then get their buggy code in place of
+the stub (labtools.put_buggy_code); the notebooks are then copied into labs/. A notebook in labs/ that is
+neither the last release written by this tool (build/release-manifest.json) nor the committed one (git) was
+changed by someone, typically a student who worked in labs/: it is not overwritten unless --force (make
+release FORCE=1), and then it is first copied to labs/<lab>/<lab>.copia-<date>.ipynb.
+
+After releasing, the student notebooks are scanned: no solution or hidden-test text may remain.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import labtools
 
+MANIFEST = labtools.REPO / "build" / "release-manifest.json"
+BACKUP_TAG = ".copia-"
 
-def generate(labs: list[str], release_dir: Path | None = None) -> None:
-    """Run `nbgrader generate_assignment` for each lab (release_dir None means labs/)."""
+
+def generate(labs: list[str], release_dir: Path | None = None, force: bool = False) -> list[str]:
+    """Release `labs` into release_dir/<lab> (None: labs/, protected). Returns what was refused, if anything."""
     env = dict(os.environ)
     env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")  # nbgrader runs alembic
+    refused = []
     with tempfile.TemporaryDirectory() as scratch:
-        overrides = []
-        if release_dir is not None:
-            overrides = [
-                f"--CourseDirectory.root={scratch}",
-                f"--CourseDirectory.db_url=sqlite:///{scratch}/gradebook.db",
-                f"--CourseDirectory.release_directory={Path(release_dir).resolve()}",
-            ]
+        out = Path(scratch) / "release"
+        overrides = [
+            f"--CourseDirectory.root={scratch}",
+            f"--CourseDirectory.db_url=sqlite:///{scratch}/gradebook.db",
+            f"--CourseDirectory.release_directory={out}",
+        ]
         for lab in labs:
             proc = subprocess.run(
                 [sys.executable, "-m", "nbgrader", "generate_assignment", lab, "--force", *overrides],
@@ -38,7 +51,71 @@ def generate(labs: list[str], release_dir: Path | None = None) -> None:
             )
             if proc.returncode != 0:
                 raise RuntimeError(f"nbgrader could not release {lab}:\n{proc.stdout}\n{proc.stderr}")
-    show_buggy_code(labs, release_dir)
+            show_buggy_code([lab], out)
+            if release_dir is not None:
+                target = Path(release_dir) / lab
+                if target.exists():
+                    shutil.rmtree(target)
+                shutil.copytree(out / lab, target)
+            else:
+                refused += install(lab, out / lab, labtools.LABS / lab, force)
+    return refused
+
+
+def install(lab: str, source: Path, target: Path, force: bool, manifest_path: Path = MANIFEST) -> list[str]:
+    """Copy one lab's release into labs/, file by file, never over changes nobody released."""
+    manifest = _read_manifest(manifest_path)
+    refused = []
+    for path in sorted(p for p in source.rglob("*") if p.is_file()):
+        rel = path.relative_to(source)
+        dest = target / rel
+        new = path.read_bytes()
+        key = f"{lab}/{rel}"
+        if dest.exists() and dest.read_bytes() != new and not _released(dest, key, manifest):
+            if not force:
+                refused.append(_shown(dest))
+                continue
+            backup = dest.with_name(f"{dest.stem}{BACKUP_TAG}{time.strftime('%Y%m%d-%H%M%S')}{dest.suffix}")
+            shutil.copy2(dest, backup)
+            print(f"copia de seguridad: {_shown(backup)}")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if not dest.exists() or dest.read_bytes() != new:
+            dest.write_bytes(new)
+        manifest[key] = _sha(new)
+    manifest_path.parent.mkdir(parents=True, exist_ok=True)
+    manifest_path.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    return refused
+
+
+def _shown(path: Path) -> str:
+    return str(path.relative_to(labtools.REPO)) if path.is_relative_to(labtools.REPO) else str(path)
+
+
+def _released(path: Path, key: str, manifest: dict) -> bool:
+    """Is this file exactly a release: the last one this tool wrote, or the committed one?"""
+    data = path.read_bytes()
+    if manifest.get(key) == _sha(data):
+        return True
+    if not path.resolve().is_relative_to(labtools.REPO):
+        return False
+    try:
+        committed = subprocess.run(["git", "-C", str(labtools.REPO), "show",
+                                    f"HEAD:{path.resolve().relative_to(labtools.REPO)}"],
+                                   capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return committed.returncode == 0 and committed.stdout == data
+
+
+def _read_manifest(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 def nbgrader_code_stub() -> str:
@@ -70,6 +147,8 @@ def leaks(labs: list[str], release_dir: Path) -> list[str]:
         folder = Path(release_dir) / lab
         secrets = labtools.secret_lines(labtools.load_json_notebook(labtools.solution_path(lab)))
         for path in sorted(folder.rglob("*")):
+            if BACKUP_TAG in path.name:
+                continue  # a student's own work, kept by --force: not part of the release
             if path.suffix == ".py":
                 found.append(f"{path}: authoring script released")
             if not path.is_file() or path.suffix != ".ipynb":
@@ -88,9 +167,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Release the student notebooks.")
     parser.add_argument("labs", nargs="*")
     parser.add_argument("--to", type=Path, help="release into this folder instead of labs/")
+    parser.add_argument("--force", action="store_true",
+                        help="overwrite notebooks in labs/ that someone changed (a copy is kept next to each)")
     args = parser.parse_args(argv)
     labs = args.labs or labtools.lab_names()
-    generate(labs, args.to)
+    refused = generate(labs, args.to, force=args.force)
     target = args.to or labtools.LABS
     problems = leaks(labs, target)
     for p in problems:
@@ -99,6 +180,13 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     for lab in labs:
         print(f"{lab}: released to {Path(target) / lab}")
+    if refused:
+        print("\nNo se sobrescribe lo que alguien cambió en labs/ (¿trabajo de un alumno?):", file=sys.stderr)
+        for path in refused:
+            print(f"  {path}", file=sys.stderr)
+        print("Trabaja sobre una copia (make lab la crea). Para publicar de todos modos, con copia de seguridad "
+              "al lado: make release FORCE=1", file=sys.stderr)
+        return 1
     return 0
 
 

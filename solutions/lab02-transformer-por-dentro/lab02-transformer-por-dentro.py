@@ -114,7 +114,7 @@ REPETICIONES = 5  # cuántas veces se cronometra cada n (se queda el mejor tiemp
 # trocea el texto es el tokenizador. El de `llmlab` es un BPE a nivel de byte: parte de los 256 bytes posibles
 # y aprende a fusionar los pares que más se repiten en un corpus, hasta tener el vocabulario que le pidas.
 #
-# El curso trae el tokenizador con el que se entrenaron sus modelos diminutos (`llmlab.pretrained`): 2048 piezas
+# El curso trae el tokenizador con el que se entrenaron sus modelos diminutos (`llmlab.pretrained`): 4096 piezas
 # aprendidas con la parte de entrenamiento del corpus en español del curso. Miremos cómo corta la frase del
 # capítulo.
 
@@ -148,7 +148,7 @@ ejemplos = [
 ]
 # Un tokenizador con muy pocas fusiones, entrenado aquí mismo, para ver qué cambia con el vocabulario.
 pequeno = BPETokenizer.train(corpus.load_text("train")[:CARACTERES_BPE], vocab_size=VOCAB_PEQUENO)
-print(f"{'texto':40s} {'caracteres':>10s} {'bytes':>6s} {'tokens (2048)':>14s} {f'tokens ({VOCAB_PEQUENO})':>13s}")
+print(f"{'texto':40s} {'caracteres':>10s} {'bytes':>6s} {f'tokens ({len(tokenizador)})':>14s} {f'tokens ({VOCAB_PEQUENO})':>13s}")
 for ejemplo in ejemplos:
     cuentas = compression_stats(tokenizador, ejemplo)
     print(f"{ejemplo:40s} {cuentas['characters']:10d} {cuentas['bytes']:6d} {cuentas['tokens']:14d} "

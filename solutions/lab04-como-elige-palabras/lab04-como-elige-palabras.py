@@ -505,12 +505,12 @@ plt.show()
 #
 # En el resto del lab usaremos un modelo de verdad, pequeño: `es-base`, el modelo base que `llmlab` entrena con
 # su propio corpus en español y trae dentro del paquete (`llmlab.pretrained`), de estilo Llama (RMSNorm y un
-# MLP SwiGLU). Tiene unos 3.8 millones de parámetros: escribe algo que parece español, pero pierde el hilo
-# enseguida. Para ver cómo eligen palabras los mandos es perfecto. La celda cuenta, bloque a bloque, qué parte
-# de sus parámetros vive en el MLP, y la compara con la fórmula de su arquitectura. No sale «dos tercios»: su MLP
-# con puerta (SwiGLU) tiene **tres** matrices de `d × d_ff`, y su atención es más pequeña que `4d²` porque usa GQA
-# (menos cabezas de clave y valor que de consulta). Los números se calculan aquí, no se copian: el modelo se
-# puede reentrenar con otra forma.
+# MLP SwiGLU). Tiene unos 3 millones de parámetros: escribe frases sencillas en español, pero no sabe nada del
+# mundo y pierde el hilo en cuanto el texto se alarga. Para ver cómo eligen palabras los mandos es perfecto. La
+# celda cuenta, bloque a bloque, qué parte de sus parámetros vive en el MLP, y la compara con la fórmula de su
+# arquitectura. No sale «dos tercios»: su MLP con puerta (SwiGLU) tiene **tres** matrices de `d × d_ff`, y su
+# atención es más pequeña que `4d²` porque usa GQA (menos cabezas de clave y valor que de consulta). Los números
+# se calculan aquí, no se copian: el modelo se puede reentrenar con otra forma.
 
 # %% tags=["nbval-ignore-output"]
 from llmlab import pretrained

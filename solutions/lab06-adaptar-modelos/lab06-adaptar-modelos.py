@@ -573,7 +573,7 @@ plt.show()
 # Unos pocos pasos ya mueven la pérdida, pero un entrenamiento de verdad necesita más. El proyecto lo ha hecho por
 # ti con `python -m llmlab.build_adapters`: mismo conjunto de datos, mismos pasos, mismos lotes y misma semilla
 # para LoRA con distintos rangos y capas, para un ajuste completo y para QLoRA. Sus medidas vienen con el paquete;
-# las leemos (y comprobamos su suma SHA-256) en lugar de repetir media hora de entrenamiento.
+# las leemos (y comprobamos su suma SHA-256) en lugar de repetir un cuarto de hora de entrenamiento.
 
 # %%
 resultados = lora.shipped_results()

@@ -751,9 +751,9 @@ print(f"\nel motor, con max_tokens = 4: finish_reason = «{salida_motor.finish_r
 esquema = {
     "categoria": ["ampliacion_plazo", "incidencia_tecnica", "consulta_academica"],
     "riesgo": ["bajo", "medio", "alto"],
-    "accion_recomendada": {"type": "string", "minLength": 1, "maxLength": 60},
-    "fuente": {"type": "string", "minLength": 1, "maxLength": 30},
-}
+    "accion_recomendada": {"type": "string", "minLength": 1, "maxLength": 40},
+    "fuente": {"type": "string", "minLength": 1, "maxLength": 20},
+}  # textos cortos: el objeto entero cabe en lo que queda de la ventana de 256 tokens de es-chat
 ids_json = torch.tensor(ids_prompt)
 libre_texto = responde(ids_prompt, n=40)
 try:

@@ -1,0 +1,21 @@
+"""Grading that treats every submission as hostile: a pipeline of small stages.
+
+    stage     (stage.py)     read a submission without following links, rebuild the notebook to grade from the
+                             lab's kit: locked and test cells restored from the instructor's source, order repaired
+    scan      (scan.py)      static analysis of the student's code (AST, not regexes): reasons to review
+    sandbox   (sandbox.py)   the bubblewrap jail: no network, no view of the course, limits, a PID namespace
+    execute   (execute.py)   run the notebook in the jail (runner.py drives the kernel from inside, guard/
+                             watches the kernel from within) and collect what came out after every process ended
+    verify    (verify.py)    check the executed cells against what was sent and replay every recorded check
+                             outside the jail against the instructor's run: points only for verified results
+    score     (score.py)     per-test points, flags and notes: the Result of one submission
+    task      (task.py)      the pure task: (kit, submission) -> Result, feedback and autograded notebook
+    kit       (kit.py)       what every task of a lab needs: sources, release, support files, trusted transcript
+    journal   (journal.py)   one record per finished submission (atomic files): resumable, idempotent
+    executors (executors.py) where tasks run: a local process pool (all cores) or a Dask cluster
+    gradebook (gradebook.py) the trusted merge into nbgrader's gradebook, grades.csv (atomic writes)
+    report    (report.py)    the student × lab table, grading_report.json, messages in Spanish
+
+Only the trusted side (everything here except runner.py and guard/, which run inside the jail) writes the
+gradebook, grades.csv, the feedback or the report.
+"""

@@ -1,0 +1,78 @@
+"""File helpers for the trusted side: atomic writes, and reads that never follow a link.
+
+Everything the grader writes (gradebook aside, which is SQLite's job) goes through `atomic_write_*`: a
+temporary file in the same folder, fsync, then rename. A crash or a kill leaves the old file or the new one,
+never half of one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+class UnsafeFile(Exception):
+    """A file the grader refuses to read: a link, not a regular file, or too large."""
+
+
+def read_regular_file(path: Path, max_bytes: int) -> bytes:
+    """The bytes of a regular file, opened without following a symbolic link in its last component."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        if os.path.islink(path):
+            raise UnsafeFile(f"{Path(path).name} es un enlace simbólico: no se sigue") from None
+        raise UnsafeFile(f"{Path(path).name} no se puede abrir: {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as fh:
+        info = os.fstat(fh.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise UnsafeFile(f"{Path(path).name} no es un fichero normal")
+        if info.st_size > max_bytes:
+            raise UnsafeFile(f"{Path(path).name} ocupa {info.st_size / 1e6:.1f} MB (máximo {max_bytes / 1e6:.0f} MB)")
+        data = fh.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise UnsafeFile(f"{Path(path).name} supera {max_bytes / 1e6:.0f} MB")
+    return data
+
+
+def sha256(data: bytes | str) -> str:
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    return hashlib.sha256(data).hexdigest()
+
+
+def tree_digest(paths: list[Path], root: Path) -> str:
+    """One hash over the relative names and contents of files (for "has anything changed?" checks)."""
+    h = hashlib.sha256()
+    for path in sorted(paths):
+        h.update(str(Path(path).relative_to(root)).encode())
+        h.update(b"\0")
+        h.update(Path(path).read_bytes())
+        h.update(b"\0")
+    return h.hexdigest()

@@ -1,0 +1,239 @@
+"""Grade a class: the stages put together, on the instructor's machine.
+
+    release   nbgrader generate_assignment into <root>/release (never labs/), skipped when nothing changed
+    kits      one per lab, with the reference transcript from grading the instructor's notebook (journaled)
+    tasks     one per submission, on the executor; results merged as they arrive:
+    merge     journal record, gradebook, autograded notebook, feedback (all atomic, this process only)
+    export    grades.csv from the gradebook, grading_report.json
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from . import gradebook, report, stage, task
+from .files import atomic_write_text, sha256
+from .journal import Journal, submission_key
+from .kit import Kit, build
+from .records import Result
+from .sandbox import Limits, Sandbox
+
+
+@dataclasses.dataclass
+class Course:
+    root: Path  # where the gradebook, autograded/, feedback/, journal/ and the report go
+    course_dir: Path  # nbgrader's course folder (nbgrader_config.py)
+    solutions: Path  # instructor notebooks: <solutions>/<lab>/<lab>.ipynb
+
+
+def release(course: Course, lab: str) -> str:
+    """Release one lab into <root>/release/<lab> and register it in the gradebook (nbgrader), if it changed.
+
+    Returns nbgrader's log ('' when nothing changed)."""
+    root = course.root
+    source = course.solutions / lab / f"{lab}.ipynb"
+    stamp = root / "release" / lab / ".llmlab-source"
+    digest = sha256(source.read_bytes() + b"\nas students get it")  # changes when this function does
+    if stamp.exists() and stamp.read_text() == digest and (root / "gradebook.db").exists():
+        return ""
+    cmd = [sys.executable, "-m", "nbgrader", "generate_assignment", lab, "--force",
+           f"--CourseDirectory.root={root}", f"--CourseDirectory.db_url={gradebook.db_url(root)}",
+           f"--CourseDirectory.source_directory={course.solutions}",
+           f"--CourseDirectory.release_directory={root / 'release'}"]
+    env = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
+    proc = subprocess.run(cmd, cwd=course.course_dir, env=env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"nbgrader no pudo publicar {lab}:\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
+    _as_students_get_it(root / "release", lab)
+    atomic_write_text(stamp, digest)
+    return f"$ nbgrader generate_assignment {lab}\n{proc.stdout}{proc.stderr}\n"
+
+
+def _as_students_get_it(release_dir: Path, lab: str) -> None:
+    """The release exactly as `make release` writes labs/ (find-the-bug cells show their buggy code)."""
+    import importlib
+
+    try:
+        release_tool = importlib.import_module("release")  # course/tools/release.py, next to grade.py
+    except ImportError:
+        return  # the grading package used on its own: nbgrader's plain release
+    release_tool.show_buggy_code([lab], release_dir)
+
+
+class _Releases(threading.Thread):
+    """Releases lab after lab in the background, so the first labs' tasks run while nbgrader does the rest."""
+
+    def __init__(self, course: Course, labs: list[str]):
+        super().__init__(daemon=True)
+        self.course, self.labs = course, labs
+        self.ready: queue.Queue = queue.Queue()  # lab names, then None; an exception if one failed
+        self.seconds = 0.0
+
+    def run(self) -> None:
+        start = time.perf_counter()
+        try:
+            with open(self.course.root / "logs" / "nbgrader.log", "a", encoding="utf-8") as log:
+                for lab in self.labs:
+                    log.write(release(self.course, lab))
+                    self.ready.put(lab)
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread, which raises it
+            self.ready.put(exc)
+        self.seconds = time.perf_counter() - start
+        self.ready.put(None)
+
+
+def discover(submitted: Path, labs: list[str]) -> tuple[list[str], dict[tuple[str, str], stage.Submission]]:
+    """Every student and their submission of each lab (nbgrader layout, or a flat folder for one lab)."""
+    flat = sorted(p for p in submitted.glob("*.ipynb") if not p.name.startswith("."))
+    subs = {}
+    if flat:
+        if len(labs) != 1:
+            raise SystemExit("A flat folder of notebooks needs exactly one lab: --labs LAB")
+        for path in flat:
+            subs[(path.stem, labs[0])] = stage.read_flat(path, path.stem, labs[0])
+        return sorted({s for s, _ in subs}), subs
+    students = sorted(p.name for p in submitted.iterdir()
+                      if p.is_dir() and not p.is_symlink() and not p.name.startswith(".")) if submitted.exists() else []
+    for student in students:
+        for lab in labs:
+            subs[(student, lab)] = stage.read_folder(submitted / student / lab, student, lab)
+    return students, subs
+
+
+def settings(limits: Limits) -> str:
+    return json.dumps(dataclasses.asdict(limits), sort_keys=True)
+
+
+def grade_class(course: Course, submitted: Path, labs: list[str], executor, limits: Limits,
+                fresh: bool = False, say=print) -> tuple[list[str], list[Result], dict]:
+    """Grade every submission; returns (students, results, facts for the report)."""
+    root = course.root
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "logs").mkdir(exist_ok=True)
+    started = time.perf_counter()
+    sandbox = Sandbox.detect()
+    if not sandbox.isolated:
+        say(f"!! ATENCIÓN: se corrige SIN entorno aislado: {sandbox.reason}")
+    releases = _Releases(course, labs)
+    releases.start()
+    options = task.Options(limits=limits, sandbox=sandbox if executor.name == "local" else None)
+    journal = Journal(root)
+    students, subs = discover(submitted, labs)
+    kits: dict[str, Kit] = {}
+    kit_digest: dict[str, str] = {}
+    pending = {}
+
+    def start_lab(lab: str) -> None:
+        """The lab is released: its kit is in the journal already, or its reference run starts now."""
+        kit = build(lab, course.solutions / lab / f"{lab}.ipynb", root / "release" / lab)
+        kit_digest[lab] = sha256(kit.digest + settings(limits))
+        cached = None if fresh else journal.get_kit(lab, kit_digest[lab])
+        if cached is not None:
+            kits[lab] = Kit.from_dict(cached)
+            submit_lab(lab)
+        else:
+            pending[executor.submit(task.kit_payload, kit.to_dict(), options)] = ("kit", lab, None)
+
+    results: dict[tuple[str, str], Result] = {}
+    kit_errors: dict[str, str] = {}
+    reused = graded = 0
+    sandbox_seconds, task_seconds, merge_seconds = [], [], 0.0
+
+    def submit_lab(lab: str) -> None:
+        nonlocal reused
+        kit_data = kits[lab].to_dict()
+        for student in students:
+            sub = subs[(student, lab)]
+            if sub.notebook is None and not sub.present:  # nothing handed in: nothing to run
+                missing = Result(student, lab, max_score=kits[lab].max_score)
+                missing.flag("sin entrega", "; ".join(sub.notes) or None)
+                results[(student, lab)] = missing
+                continue
+            key = submission_key(kit_digest[lab], sub.digest_parts, settings(limits))
+            old = None if fresh else journal.get(lab, student, key)
+            if old is not None:
+                results[(student, lab)] = old.result
+                reused += 1
+                continue
+            pending[executor.submit(task.run_payload, kit_data, dataclasses.asdict(sub), options)] = (
+                "sub", lab, (student, key, sub.timestamp))
+
+    releasing = True
+    while releasing or pending:
+        while releasing:  # labs nbgrader has released since we last looked
+            try:
+                lab = releases.ready.get_nowait() if pending else releases.ready.get()
+            except queue.Empty:
+                break
+            if isinstance(lab, BaseException):
+                raise lab
+            if lab is None:
+                releasing = False
+            else:
+                start_lab(lab)
+        if not pending:
+            continue
+        done, _ = executor.wait_any(set(pending), timeout=0.5 if releasing else None)
+        for future in done:
+            kind, lab, info = pending.pop(future)
+            value = executor.result(future)
+            if kind == "kit":
+                if "error" in value:  # the lab is broken, not the students: say so, grade the other labs
+                    kit_errors[lab] = value["error"]
+                    say(f"!! {value['error']}")
+                    for student in students:
+                        failed = Result(student, lab, max_score=0.0)
+                        failed.flag("FALLO", "no se corrigió: la solución del profesor no pasa sus propias pruebas")
+                        results[(student, lab)] = failed
+                    continue
+                kits[lab] = Kit.from_dict(value["kit"])
+                journal.put_kit(lab, kit_digest[lab], value["kit"])
+                say(f"{lab}: solución del profesor corregida ({report.count(len(kits[lab].tests), 'prueba')} "
+                    "de referencia)")
+                submit_lab(lab)
+                continue
+            student, key, timestamp = info
+            output = task.Output.from_dict(value)
+            t0 = time.perf_counter()
+            journal.put(lab, student, key, output)  # first: a crash after this line loses nothing
+            merge(root, lab, student, output, timestamp)
+            merge_seconds += time.perf_counter() - t0
+            task_seconds.append(output.seconds)
+            results[(student, lab)] = output.result
+            graded += 1
+            sandbox_seconds.append(output.sandbox_seconds)
+            say(f"  {student} / {lab}: {report.cell_text(output.result)}  ({output.seconds:.1f} s)")
+    for (student, lab), result in results.items():
+        if result.score is None and "sin entrega" in result.flags and lab in kits:
+            result.max_score = kits[lab].max_score
+    ordered = [results[(s, lab)] for s in students for lab in labs]
+    facts = {"sandbox": {"mode": sandbox.mode, "isolated": sandbox.isolated, "reason": sandbox.reason},
+             "kit_errors": kit_errors, "executor": executor.name, "workers": executor.jobs, "graded_now": graded, "reused_from_journal": reused,
+             "seconds": round(time.perf_counter() - started, 1), "release_seconds": round(releases.seconds, 1),
+             "task_seconds_mean": _mean(task_seconds), "sandbox_seconds_mean": _mean(sandbox_seconds),
+             "merge_seconds_mean": round(merge_seconds / graded, 3) if graded else None}
+    return students, ordered, facts
+
+
+def _mean(values: list[float]) -> float | None:
+    return round(sum(values) / len(values), 2) if values else None
+
+
+def merge(root: Path, lab: str, student: str, output: task.Output, timestamp: str | None) -> None:
+    """The trusted merge of one result: gradebook, autograded notebook and feedback (atomic files)."""
+    result = output.result
+    if "sin entrega" in result.flags:
+        return
+    gradebook.record(root, lab, student, result, timestamp)
+    if output.autograded is not None:
+        atomic_write_text(root / "autograded" / student / lab / f"{lab}.ipynb", output.autograded)
+    if output.feedback is not None:
+        atomic_write_text(root / "feedback" / student / lab / f"{lab}.html", output.feedback)

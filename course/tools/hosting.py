@@ -1,0 +1,135 @@
+"""Where hosted notebooks (Colab) find the course: one setting, written into every notebook.
+
+The repository address is `[project.urls].Repository` in pyproject.toml; the version is
+`project.version`. From those two, and the templates in `[tool.llmlab.hosting]`, come:
+
+    the "Abrir en Colab" badge of each lab    https://colab.research.google.com/github/<owner>/<name>/blob/v<version>/labs/<lab>/<lab>.ipynb
+    the wheel the setup cell installs          <repository>/releases/download/v<version>/llmlab-<version>-py3-none-any.whl
+
+Lab sources keep one standard pattern (the badge in the title cell, and an
+`if "google.colab" in sys.modules:` block in the `preparacion` cell); `stamp` rewrites both from the
+settings whenever a notebook is built (`make solutions`) or released (`make release`). Publishing the
+course under another address is therefore one line in pyproject.toml plus `make release`.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
+COLAB = "https://colab.research.google.com/github"
+BADGE = re.compile(
+    r"(\[!\[[^\]]*\]\(https://colab\.research\.google\.com/assets/colab-badge\.svg\)\])\(([^)\s]*)\)"
+)
+COLAB_IF = 'if "google.colab" in sys.modules:'
+DEFAULTS = {
+    "ref": "v{version}",
+    "wheel-url": "{repository}/releases/download/v{version}/llmlab-{version}-py3-none-any.whl",
+}
+
+
+@dataclass(frozen=True)
+class Hosting:
+    repository: str  # https://github.com/<owner>/<name>, no trailing slash
+    version: str
+    ref: str  # the git ref badges open: the tag of this version
+    wheel_url: str
+
+    @property
+    def github_path(self) -> str:
+        match = re.fullmatch(r"https://github\.com/([^/]+/[^/]+)", self.repository)
+        if not match:
+            raise ValueError(
+                f"Colab opens notebooks from GitHub only; [project.urls].Repository is {self.repository!r}"
+            )
+        return match.group(1)
+
+    def colab_url(self, lab: str) -> str:
+        return f"{COLAB}/{self.github_path}/blob/{self.ref}/labs/{lab}/{lab}.ipynb"
+
+    def notebook_url(self, lab: str) -> str:
+        return f"{self.repository}/blob/{self.ref}/labs/{lab}/{lab}.ipynb"
+
+
+def settings(pyproject: Path = PYPROJECT) -> Hosting:
+    """Read the hosting settings from pyproject.toml."""
+    data = tomllib.loads(Path(pyproject).read_text(encoding="utf-8"))
+    project = data["project"]
+    try:
+        repository = project["urls"]["Repository"].rstrip("/")
+    except KeyError:
+        raise ValueError(f"{pyproject}: [project.urls] needs a Repository address") from None
+    templates = {**DEFAULTS, **data.get("tool", {}).get("llmlab", {}).get("hosting", {})}
+    fill = {"repository": repository, "version": project["version"]}
+    return Hosting(repository, project["version"], templates["ref"].format(**fill),
+                   templates["wheel-url"].format(**fill))
+
+
+def colab_block(h: Hosting) -> str:
+    """The setup cell's Colab bootstrap: install this notebook's llmlab version, say so in Spanish."""
+    return f'''{COLAB_IF}  # solo en Colab: instala la versión de llmlab que acompaña a este cuaderno
+    import importlib.metadata
+    import os
+    import subprocess
+
+    LLMLAB_VERSION = "{h.version}"
+    LLMLAB_WHEEL = os.environ.get("LLMLAB_WHEEL", "{h.wheel_url}")
+    try:
+        _instalada = importlib.metadata.version("llmlab")
+    except importlib.metadata.PackageNotFoundError:
+        _instalada = None
+    if _instalada == LLMLAB_VERSION:
+        print(f"Colab: llmlab {{LLMLAB_VERSION}} ya está instalado.")
+    else:
+        print(f"Colab: instalando llmlab {{LLMLAB_VERSION}}, la versión de este cuaderno...")
+        _pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", LLMLAB_WHEEL],
+                              capture_output=True, text=True)
+        if _pip.returncode != 0:
+            raise RuntimeError(f"No se pudo instalar llmlab desde {{LLMLAB_WHEEL}}:\\n{{_pip.stderr[-1500:]}}")
+        print(f"Colab: llmlab {{LLMLAB_VERSION}} instalado desde {{LLMLAB_WHEEL}}")
+        if "llmlab" in sys.modules:
+            print("Había otra versión cargada: reinicia la sesión (Entorno de ejecución) y vuelve a ejecutar esta celda.")'''
+
+
+def _replace_colab_block(source: str, block: str, where: str) -> str:
+    lines = source.split("\n")
+    starts = [i for i, line in enumerate(lines) if line.startswith(COLAB_IF)]
+    if len(starts) != 1:
+        raise ValueError(f"{where}: the setup cell needs exactly one line starting with {COLAB_IF!r} "
+                         "(the standard Colab block of every lab)")
+    start = end = starts[0]
+    # The block runs until the first non-blank line that is not indented.
+    for i in range(start + 1, len(lines)):
+        if lines[i].strip() and not lines[i].startswith((" ", "\t")):
+            break
+        if lines[i].strip():
+            end = i
+    return "\n".join(lines[:start] + block.split("\n") + lines[end + 1:])
+
+
+def stamp(nb, lab: str, h: Hosting | None = None) -> list[str]:
+    """Write the configured address into `nb` (in place): the title's Colab badge and the setup cell.
+
+    Returns the ids of the cells that changed. Outputs are untouched: outside Colab the block prints
+    nothing, so an executed notebook stays valid.
+    """
+    h = h or settings()
+    changed = []
+    title = nb.cells[0]
+    if title.cell_type != "markdown" or not BADGE.search(title.source):
+        raise ValueError(f"{lab}: the title cell has no 'Abrir en Colab' badge")
+    new = BADGE.sub(lambda m: f"{m.group(1)}({h.colab_url(lab)})", title.source)
+    if new != title.source:
+        title.source = new
+        changed.append(title.get("id", "0"))
+    setup = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "preparacion"]
+    if len(setup) != 1:
+        raise ValueError(f"{lab}: expected one setup cell with grade_id 'preparacion'")
+    new = _replace_colab_block(setup[0].source, colab_block(h), f"{lab} (preparacion)")
+    if new != setup[0].source:
+        setup[0].source = new
+        changed.append(setup[0].get("id", "preparacion"))
+    return changed
