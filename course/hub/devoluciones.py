@@ -47,8 +47,9 @@ def prepare(coursedir, lab: str) -> tuple[list[str], dict[str, str]]:
     """Copy timestamp and secret next to every feedback page of `lab`. Returns (ready, {skipped: why})."""
     from nbgrader.utils import parse_utc
 
-    feedback = Path(coursedir.format_path(coursedir.feedback_directory, ".", lab)).parent.parent
-    submitted = Path(coursedir.format_path(coursedir.submitted_directory, ".", lab)).parent.parent
+    # <step>/<student>/<lab> in nbgrader's layout; a placeholder student gives the folders above
+    feedback = Path(coursedir.format_path(coursedir.feedback_directory, "_", lab)).parent.parent
+    submitted = Path(coursedir.format_path(coursedir.submitted_directory, "_", lab)).parent.parent
     graded = graded_timestamps(coursedir.db_url, lab)
     ready, problems = [], {}
     for page in sorted(feedback.glob(f"*/{lab}/{lab}.html")):
