@@ -14,6 +14,7 @@
 #   make dist      the versioned instructor bundle dist/llmlab-curso-<version>.zip (see CHANGELOG.md)
 #   make model     retrain the tiny models shipped in llmlab/data/models/
 #   make bench     run the benchmarks (quick mode)
+#   make hub       the course on JupyterHub on 127.0.0.1 through nbgrader's exchange (course/hub/README.md)
 #   make serve     serve a model with an OpenAI-compatible API (MODEL=es-chat HOST=127.0.0.1 PORT=8000)
 #   make clean     remove generated files (keeps .venv; `make distclean` removes it too)
 
@@ -40,7 +41,7 @@ $(VENV)/.installed: pyproject.toml
 	@echo "== Preparing $(VENV) (first run only: a few minutes) =="
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install -q "$(TORCH_SPEC)" 2>$(VENV)/pip.log || (cat $(VENV)/pip.log; exit 1)
-	@$(PY) -m pip install -q -e ".[course,test,cluster,site]" 2>>$(VENV)/pip.log || (cat $(VENV)/pip.log; exit 1)
+	@$(PY) -m pip install -q -e ".[course,test,cluster,site,hub]" 2>>$(VENV)/pip.log || (cat $(VENV)/pip.log; exit 1)
 	@touch $@
 
 venv: $(VENV)/.installed
@@ -103,6 +104,24 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 serve: $(VENV)/.installed
 	$(PY) -m llmlab serve --model $(MODEL) --host $(HOST) --port $(PORT)
+
+# The course on JupyterHub, on 127.0.0.1 only (course/hub/README.md): a shared password, students and an
+# instructor with Formgrader, nbgrader's exchange in build/hub/. Ctrl-C stops the hub, its servers and the proxy.
+# The proxy (configurable-http-proxy) is an npm package, installed from course/hub/proxy/package-lock.json with
+# Debian's npm (.ci/debian-packages); without npm the hub test skips and says why. make hub HUB_PORT=8000
+HUB_PORT ?= 8000
+HUB_PROXY := course/hub/proxy/node_modules/.bin/configurable-http-proxy
+.PHONY: hub hubproxy
+hub: $(VENV)/.installed sysdeps hubproxy
+	$(PY) course/hub/hub.py --port $(HUB_PORT)
+
+hubproxy:
+	@if [ -x $(HUB_PROXY) ] && [ $(HUB_PROXY) -nt course/hub/proxy/package-lock.json ]; then exit 0; fi; \
+	if command -v npm >/dev/null; then \
+	  npm ci --prefix course/hub/proxy --no-audit --no-fund --loglevel=error && touch $(HUB_PROXY); \
+	else echo "!! npm is missing: configurable-http-proxy not installed; the hub test will skip"; fi
+
+test: hubproxy
 
 clean:
 	rm -rf build .pytest_cache course/gradebook.db course/autograded course/feedback course/grades.csv \

@@ -7,7 +7,9 @@
 submission_secret.txt (the secret names the page in the exchange, so only its author can fetch it); nbgrader's
 own generate_feedback copies them, the course's grader reads submissions without writing next to them. This
 copies them from the collected submission, refuses a page older than the submission it answers (collected
-again after grading: grade again first), then runs `nbgrader release_feedback <lab>`.
+again after grading: grade again first), draws the page again from the gradebook when a score was given by
+hand in Formgrader after `make grade` (the course's own feedback renderer, on the autograded notebook, whose
+outputs the grader already reduced to text and images), then runs `nbgrader release_feedback <lab>`.
 The course root, the collected folder and the exchange come from the instructor's nbgrader config
 (course/hub/profesor/nbgrader_config.py, on JUPYTER_CONFIG_PATH in the instructor's server).
 """
@@ -15,6 +17,7 @@ The course root, the collected folder and the exchange come from the instructor'
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import subprocess
 import sys
@@ -43,6 +46,28 @@ def graded_timestamps(db_url: str, lab: str) -> dict[str, object]:
         return {s.student.id: s.timestamp for s in assignment.submissions}
 
 
+def redraw_with_manual_scores(coursedir, lab: str, student: str, page: Path) -> bool:
+    """Draw `page` again with the gradebook's scores if some were given by hand. True when it did."""
+    from nbgrader.api import Gradebook
+
+    autograded = Path(coursedir.format_path(coursedir.autograded_directory, student, lab)) / f"{lab}.ipynb"
+    with Gradebook(coursedir.db_url) as gb:
+        nb = gb.find_submission_notebook(lab, lab, student)
+        if not autograded.is_file() or all(g.manual_score is None for g in nb.grades):
+            return False
+        scores = {g.name: g.score for g in nb.grades}
+        points = {g.name: g.max_score for g in nb.grades}
+        score, max_score = nb.score, nb.max_score
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+    from grading import feedback
+
+    html = feedback.render(json.loads(autograded.read_text(encoding="utf-8")), lab, scores, points, score, max_score)
+    tmp = page.with_suffix(".tmp")
+    tmp.write_text(html, encoding="utf-8")
+    tmp.replace(page)
+    return True
+
+
 def prepare(coursedir, lab: str) -> tuple[list[str], dict[str, str]]:
     """Copy timestamp and secret next to every feedback page of `lab`. Returns (ready, {skipped: why})."""
     from nbgrader.utils import parse_utc
@@ -66,6 +91,8 @@ def prepare(coursedir, lab: str) -> tuple[list[str], dict[str, str]]:
             continue
         for name in CARRIED:
             shutil.copyfile(source / name, page.parent / name)
+        if redraw_with_manual_scores(coursedir, lab, student, page):
+            print(f"{student}: devolución redibujada con las notas puestas a mano")
         ready.append(student)
     return ready, problems
 

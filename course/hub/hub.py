@@ -62,7 +62,11 @@ def command(data: Path) -> list[str]:
 
 
 def missing_proxy() -> str | None:
-    """Why the proxy cannot start, or None (it is an npm package: `make hub` installs it)."""
+    """Why the hub cannot start here, or None (the proxy is an npm package: `make hub` installs it)."""
+    try:
+        import jupyterhub  # noqa: F401
+    except ImportError:
+        return "JupyterHub is not installed (pip install -e '.[hub]'; make creates .venv with it)"
     if PROXY.exists():
         return None
     if shutil.which("npm") is None:

@@ -360,6 +360,8 @@ def test_a_class_through_the_exchange(hub, browser_context):
             page.wait_for_load_state("load")
         body = page.inner_text("body")
         assert LAB in body and "Score" in body, body[:500]
+        # the written answer scored by hand in Formgrader after `make grade` is on the page she gets
+        assert f"Written response (Score: {float(manual['points'] - 1)} / {float(manual['points'])})" in body
         chromium.screenshot(page, "hub-ana-devolucion")
         assert page.guard.external(ignore=("colab-badge.svg",)) == []
     finally:
