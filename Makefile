@@ -12,7 +12,8 @@
 #   make site      the course website in build/site/ (labs to read, chapters, library, benchmarks)
 #   make wheel     llmlab's wheel (with its data) in build/wheel/
 #   make dist      the versioned instructor bundle dist/llmlab-curso-<version>.zip (see CHANGELOG.md)
-#   make model     retrain the tiny models shipped in llmlab/data/models/
+#   make model     retrain the tiny models shipped in llmlab/data/models/ (make corpus: the generated corpus;
+#                  make adapters: the shipped LoRA adapters; all three in course/tools/makedata)
 #   make bench     run the benchmarks (quick mode)
 #   make serve     serve a model with an OpenAI-compatible API (MODEL=es-chat HOST=127.0.0.1 PORT=8000)
 #   make clean     remove generated files (keeps .venv; `make distclean` removes it too)
@@ -32,7 +33,7 @@ export TRANSFORMERS_OFFLINE := 1
 export PYTHONHASHSEED := 0
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: all grade grades test release solutions execute lab site wheel dist model bench serve clean distclean venv sysdeps
+.PHONY: all grade grades test release solutions execute lab site wheel dist corpus model adapters bench serve clean distclean venv sysdeps
 
 all: test
 
@@ -92,8 +93,15 @@ wheel: $(VENV)/.installed
 dist: $(VENV)/.installed
 	$(PY) $(TOOLS)/dist.py
 
+# The machinery that makes llmlab/data/ lives in course/tools/makedata (not in the library, nor in its wheel).
+corpus: $(VENV)/.installed
+	$(PY) $(TOOLS)/makedata corpus
+
 model: $(VENV)/.installed
-	$(PY) -m llmlab.build_models
+	$(PY) $(TOOLS)/makedata models
+
+adapters: $(VENV)/.installed
+	$(PY) $(TOOLS)/makedata adapters
 
 bench: $(VENV)/.installed
 	@for b in benchmarks/*.py; do echo "== $$b =="; $(PY) $$b --quick || exit 1; done

@@ -13,7 +13,7 @@ Each module holds one idea of the course, written to be read top to bottom:
 - ``lora``: LoRA layers, merging, adapter folders that PEFT loads (and that load PEFT's);
   ``distill``: distillation and DPO losses; ``datasets``: data mixtures, leak-proof splits, contamination,
   dataset cards; ``adaptation``: which technique to try first, and what "open" means
-  (``build_adapters`` measures real adaptations of the shipped models).
+  (``course/tools/makedata`` measures real adaptations of the shipped models).
 - ``moe``: the mixture-of-experts router, load statistics, the auxiliary loss and ``SparseMoE``;
   ``moe_balance``: lab 05's load-balancing experiment.
 - ``families`` / ``reasoning`` / ``multimodal`` / ``recurrence``: the rest of chapter 05 — the map

@@ -1,7 +1,7 @@
 """The tiny Spanish language models that ship with llmlab, trained by the project itself.
 
 Nothing is downloaded: the weights live in ``llmlab/data/models/`` and are rebuilt from the
-course corpus by ``make model`` (``python -m llmlab.build_models``; the numbers of the last build
+course corpus by ``make model`` (``python course/tools/makedata models``; the numbers of the last build
 are in ``llmlab/data/models/REPORT.md``)::
 
     >>> import llmlab.pretrained as pretrained
@@ -64,7 +64,7 @@ CHECKSUMS = "checksums.sha256"
 FORMAT_NAME = "llmlab-models"
 FORMAT_VERSION = 1
 DISK_DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32}
-_REBUILD_HINT = "reinstall llmlab, or rebuild the models with `make model` (python -m llmlab.build_models)"
+_REBUILD_HINT = "reinstall llmlab, or rebuild the models with `make model` (python course/tools/makedata models)"
 
 
 class ChecksumError(ValueError):
@@ -216,7 +216,7 @@ def load(
     The files are checked against ``checksums.sha256`` first (``verify_files=False`` skips it).
     Weights are stored as float16 and converted to ``dtype`` (float32 by default, the dtype the
     labs compute in). ``models_dir`` loads from another folder with the same layout (for example
-    the output of ``python -m llmlab.build_models --out DIR``).
+    the output of ``python course/tools/makedata models --out DIR``).
     """
     folder = _folder(models_dir)
     manifest = _manifest(folder)
@@ -297,7 +297,7 @@ def save_model(model: Transformer, path: str | os.PathLike, *, dtype: torch.dtyp
 
 def model_card(name: str, model: Transformer, *, description: str, chat_style: str | None = None,
                adapter: str | None = None, **extra) -> dict:
-    """The ``<name>.json`` content for a model (used by ``llmlab.build_models``).
+    """The ``<name>.json`` content for a model (used by ``makedata.models``).
 
     ``adapter``: the folder of a LoRA adapter on the card's ``parent``, shipped instead of weights.
     """

@@ -1,6 +1,6 @@
 """The adapter and measurements shipped in llmlab/data/adapters/ belong to the shipped models.
 
-If these fail after the tiny models were rebuilt, run ``python -m llmlab.build_adapters`` again: the
+If these fail after the tiny models were rebuilt, run ``python course/tools/makedata adapters`` again: the
 adapter records the fingerprint of the base it was trained on.
 """
 
@@ -11,7 +11,7 @@ import pytest
 from llmlab import corpus, lora, pretrained
 from llmlab.train import build_sft_examples, evaluate
 
-REBUILD = "the shipped models changed since the adapters were built: run python -m llmlab.build_adapters"
+REBUILD = "the shipped models changed since the adapters were built: run python course/tools/makedata adapters"
 
 
 def test_results_are_verified_and_complete():

@@ -363,16 +363,16 @@ def _verified(files: list[str]) -> dict[str, bytes]:
     try:
         return pretrained.verify(files, models_dir=_shipped_dir())
     except (pretrained.ChecksumError, FileNotFoundError) as err:
-        raise type(err)(f"{str(err).split('; ')[0]}; rebuild them with `python -m llmlab.build_adapters`") from None
+        raise type(err)(f"{str(err).split('; ')[0]}; rebuild them with `python course/tools/makedata adapters`") from None
 
 
 def shipped_results() -> dict:
-    """The measurements of ``python -m llmlab.build_adapters`` (``llmlab/data/adapters/results.json``), checksum verified."""
+    """The measurements of ``python course/tools/makedata adapters`` (``llmlab/data/adapters/results.json``), checksum verified."""
     return json.loads(_verified(["results.json"])["results.json"].decode("utf-8"))
 
 
 def shipped_adapter(name: str = "es-base-chat-lora") -> Path:
-    """The folder of an adapter shipped in ``llmlab/data/adapters/`` (``python -m llmlab.build_adapters``), checksums verified.
+    """The folder of an adapter shipped in ``llmlab/data/adapters/`` (``python course/tools/makedata adapters``), checksums verified.
 
     Load it with ``load_adapter(base_model, shipped_adapter())``; the measurements of every
     adaptation the build ran are in ``results.json`` and ``REPORT.md`` next to it.
@@ -380,6 +380,6 @@ def shipped_adapter(name: str = "es-base-chat-lora") -> Path:
     folder = _shipped_dir()
     if not isinstance(name, str) or not (folder / name).is_dir():
         available = sorted(p.name for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
-        raise ValueError(f"no shipped adapter {name!r}; available: {available} (python -m llmlab.build_adapters builds them)")
+        raise ValueError(f"no shipped adapter {name!r}; available: {available} (python course/tools/makedata adapters builds them)")
     _verified([f"{name}/{ADAPTER_CONFIG}", f"{name}/{ADAPTER_WEIGHTS}"])
     return folder / name

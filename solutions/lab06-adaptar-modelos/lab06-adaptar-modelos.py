@@ -571,7 +571,7 @@ plt.show()
 
 # %% [markdown]
 # Unos pocos pasos ya mueven la pérdida, pero un entrenamiento de verdad necesita más. El proyecto lo ha hecho por
-# ti con `python -m llmlab.build_adapters`: mismo conjunto de datos, mismos pasos, mismos lotes y misma semilla
+# ti con `python course/tools/makedata adapters`: mismo conjunto de datos, mismos pasos, mismos lotes y misma semilla
 # para LoRA con distintos rangos y capas, para un ajuste completo y para QLoRA. Sus medidas vienen con el paquete;
 # las leemos (y comprobamos su suma SHA-256) en lugar de repetir un cuarto de hora de entrenamiento.
 
@@ -1301,5 +1301,5 @@ detecta("adaptador sobre otra base", lambda: check_true(
 #   carpetas que escribe `llmlab.lora.save_adapter` se cargan con PEFT sobre el modelo que exporta
 #   `llmlab.model.to_hf`.
 # - En `llmlab`: `llmlab.lora` (capas, fusión, carpetas de adaptador), `llmlab.distill` (KL, destilación, DPO),
-#   `llmlab.datasets` (mezclas, particiones, contaminación, fichas) y `python -m llmlab.build_adapters`, que
+#   `llmlab.datasets` (mezclas, particiones, contaminación, fichas) y `python course/tools/makedata adapters`, que
 #   reproduce todas las medidas de este lab.

@@ -24,12 +24,13 @@ import unicodedata
 
 import torch
 
-from .chat import STOP_TOKENS, encode_chat
+from llmlab.chat import STOP_TOKENS, encode_chat
+from llmlab.model import generate
+from llmlab.sampling import Sampler
+from llmlab.train import build_sft_examples, evaluate
+
 from .corpus_writer import spelling
 from .corpus_writer.diversity import words
-from .model import generate
-from .sampling import Sampler
-from .train import build_sft_examples, evaluate
 
 __all__ = ["PROMPTS", "answer_perplexity", "chat_answers", "content_stems", "continuations", "on_topic",
            "reference_overlap", "repetition_rate", "spread", "valid_word_rate"]

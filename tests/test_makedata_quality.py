@@ -1,12 +1,12 @@
-"""llmlab.quality: the measurements of the models' own text (repetition, spelling, chat answers on topic)."""
+"""makedata.quality: the measurements of the models' own text (repetition, spelling, chat answers on topic)."""
 
 import shutil
 
 import pytest
 import torch
 
-from llmlab import quality
-from llmlab.corpus_writer import spelling
+from makedata import quality
+from makedata.corpus_writer import spelling
 from llmlab.model import ModelConfig, Transformer
 from llmlab.tokenizer import BPETokenizer
 
