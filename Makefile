@@ -3,7 +3,8 @@
 #   make grade     grade the demo class, each submission isolated (or SUBMITTED=dir [LABS="lab01-..."]);
 #                  CLUSTER=tcp://host:8786 grades on a Dask cluster, JOBS=n caps local parallelism, FRESH=1 re-grades all
 #   make grades    grades.csv and the report again from the gradebook (after grading answers by hand in formgrader)
-#   make test      the whole test suite
+#   make test      the test suite but its heaviest end-to-end cases (make test-fast: unit + parity layers,
+#                  a few minutes; make test-all: everything, as CI runs it)
 #   make release   regenerate labs/ (student notebooks) and the demo class from solutions/; a notebook in labs/
 #                  that someone changed is kept unless FORCE=1 (then a copy is kept next to it)
 #   make solutions rebuild and execute solutions/*/*.ipynb from their .py sources
@@ -33,7 +34,7 @@ export TRANSFORMERS_OFFLINE := 1
 export PYTHONHASHSEED := 0
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: all grade grades test release solutions execute lab site wheel dist corpus model adapters bench serve clean distclean venv sysdeps
+.PHONY: all grade grades test test-fast test-all release solutions execute lab site wheel dist corpus model adapters bench serve clean distclean venv sysdeps
 
 all: test
 
@@ -65,8 +66,18 @@ grade: $(VENV)/.installed sysdeps
 grades: $(VENV)/.installed
 	$(PY) $(TOOLS)/grade.py --export-only $(if $(SUBMITTED),--submitted "$(SUBMITTED)") $(if $(LABS),--labs $(LABS))
 
+# The test layers (conftest.py): unit, parity, labs, grading, e2e; each runs alone with `pytest -m <layer>`
+# (labs' notebooks only with $(NBVAL)). test-fast: unit + parity; test: all but the heaviest end-to-end cases
+# and the slow hostile ones; test-all (CI): everything.
+NBVAL := --nbval --nbval-current-env --nbval-sanitize-with course/nbval_sanitize.cfg --nbval-cell-timeout=600
+test-fast: $(VENV)/.installed
+	$(PY) -m pytest -m "(unit or parity) and not hostile" $(PYTEST_ARGS)
+
 test: $(VENV)/.installed sysdeps
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest $(NBVAL) -m "not hostile and not heavy" $(PYTEST_ARGS)
+
+test-all: $(VENV)/.installed sysdeps
+	$(PY) -m pytest $(NBVAL) -m "hostile or not hostile" $(PYTEST_ARGS)
 
 release: $(VENV)/.installed
 	$(PY) $(TOOLS)/build_solutions.py --stamp --check
