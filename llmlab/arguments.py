@@ -11,11 +11,13 @@ import math
 from numbers import Integral
 
 
-def check_int(name: str, value, minimum: int = 1) -> None:
+def check_int(name: str, value, minimum: int = 1) -> int:
+    """``value`` if it is an int (not a bool) >= ``minimum``; else ``TypeError`` / ``ValueError``."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name} must be an int, got {type(value).__name__} ({value!r})")
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return value
 
 
 def check_float(name: str, value, *, positive: bool = True) -> None:

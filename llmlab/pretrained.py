@@ -55,6 +55,8 @@ __all__ = [
     "model_card",
     "models_dir",
     "save_model",
+    "shipped_adapter",
+    "shipped_results",
     "verify",
     "write_checksums",
 ]
@@ -312,3 +314,41 @@ def model_card(name: str, model: Transformer, *, description: str, chat_style: s
         "chat_style": chat_style,
         **extra,
     }
+
+
+# ----------------------------------------------------------------------------------------------
+# The shipped adapters (llmlab/data/adapters/) and the measurements of their build (lab 06)
+# ----------------------------------------------------------------------------------------------
+
+
+def _adapters_dir() -> pathlib.Path:
+    return pathlib.Path(str(resources.files("llmlab") / "data" / "adapters"))
+
+
+def _verified_adapter_files(files: list[str]) -> dict[str, bytes]:
+    """The bytes of shipped adapter files, checked against ``llmlab/data/adapters/checksums.sha256``."""
+    try:
+        return verify(files, models_dir=_adapters_dir())
+    except (ChecksumError, FileNotFoundError) as err:
+        raise type(err)(f"{str(err).split('; ')[0]}; rebuild them with `python course/tools/makedata adapters`") from None
+
+
+def shipped_results() -> dict:
+    """The measurements of ``python course/tools/makedata adapters`` (``llmlab/data/adapters/results.json``), checksum verified."""
+    return json.loads(_verified_adapter_files(["results.json"])["results.json"].decode("utf-8"))
+
+
+def shipped_adapter(name: str = "es-base-chat-lora") -> pathlib.Path:
+    """The folder of an adapter shipped in ``llmlab/data/adapters/`` (``python course/tools/makedata adapters``), checksums verified.
+
+    Load it with ``llmlab.lora.load_adapter(base_model, shipped_adapter())``; the measurements of every
+    adaptation the build ran are in ``results.json`` and ``REPORT.md`` next to it.
+    """
+    folder = _adapters_dir()
+    if not isinstance(name, str) or not (folder / name).is_dir():
+        available = sorted(p.name for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
+        raise ValueError(f"no shipped adapter {name!r}; available: {available} (python course/tools/makedata adapters builds them)")
+    from . import lora  # lazy, as in _load_adapted: only adapted models need it
+
+    _verified_adapter_files([f"{name}/{lora.ADAPTER_CONFIG}", f"{name}/{lora.ADAPTER_WEIGHTS}"])
+    return folder / name

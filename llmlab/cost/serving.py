@@ -19,7 +19,7 @@ from numbers import Real
 
 import numpy as np
 
-from ._checks import int_at_least
+from llmlab.arguments import int_at_least
 from .basics import GB, GiB, MiB
 from .hardware import Hardware
 from .spec import ModelSpec

@@ -21,7 +21,7 @@ from numbers import Real
 
 import numpy as np
 
-from ._checks import int_at_least
+from llmlab.arguments import int_at_least
 
 __all__ = [
     "BatchingResult",

@@ -209,7 +209,7 @@ def _resolve_targets(model: nn.Module, target_modules) -> list[str]:
     return [n for n in candidates if n in chosen]
 
 
-def _set_module(model: nn.Module, name: str, module: nn.Module) -> None:
+def set_module(model: nn.Module, name: str, module: nn.Module) -> None:
     parent_name, _, child = name.rpartition(".")
     parent = model.get_submodule(parent_name) if parent_name else model
     setattr(parent, child, module)
@@ -256,7 +256,7 @@ def add_lora(
     for name in targets:
         layer = LoRALinear(model.get_submodule(name), r, alpha, dropout=dropout, use_rslora=use_rslora, init=init,
                            generator=generator)
-        _set_module(model, name, layer)
+        set_module(model, name, layer)
     return model
 
 
@@ -295,7 +295,7 @@ def unload(model: nn.Module, *, merge: bool = True) -> nn.Module:
             layer.merge()
         elif not merge and layer.merged:
             layer.unmerge()
-        _set_module(model, name, layer.base_layer)
+        set_module(model, name, layer.base_layer)
     for p in model.parameters():
         p.requires_grad_(True)
     return model

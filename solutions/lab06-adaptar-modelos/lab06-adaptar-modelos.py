@@ -576,7 +576,7 @@ plt.show()
 # las leemos (y comprobamos su suma SHA-256) en lugar de repetir un cuarto de hora de entrenamiento.
 
 # %%
-resultados = lora.shipped_results()
+resultados = pretrained.shipped_results()
 base_ref = resultados["references"][resultados["base"]]
 print(f"{'modelo':28s} {'entrenables':>12s} {'%':>7s} {'perpl. respuestas':>18s} {'perpl. texto':>13s}")
 print(f"{resultados['base'] + ' sin adaptar':28s} {'':>12s} {'':>7s} {math.exp(base_ref['answer_loss']):18.1f}"
@@ -610,7 +610,7 @@ plt.show()
 # por eso `llmlab` apunta en ella una huella (SHA-256) de los pesos de la base y se niega a cargarla sobre otra.
 
 # %% tags=["nbval-ignore-output"]
-carpeta = lora.shipped_adapter()
+carpeta = pretrained.shipped_adapter()
 config_adaptador = json.loads((carpeta / "adapter_config.json").read_text())
 print({k: config_adaptador[k] for k in ("peft_type", "base_model_name_or_path", "r", "lora_alpha", "target_modules")})
 print("tamaño de los pesos del adaptador:", fmt_bytes((carpeta / "adapter_model.safetensors").stat().st_size, "KB"))

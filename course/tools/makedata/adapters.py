@@ -115,12 +115,12 @@ def _mb(n_bytes: int) -> float:
 
 def _one_step_memory(model: torch.nn.Module, rows, mask, batch_size: int, seq_len: int) -> dict:
     """``training_memory`` of a copy of ``model`` after one AdamW step (gradients and moments exist then)."""
-    from llmlab.train import _masked_mean, _token_losses, get_batch
+    from llmlab.train import masked_mean, token_losses, get_batch
 
     m = copy.deepcopy(model).train()
     optimizer = torch.optim.AdamW([p for p in m.parameters() if p.requires_grad], lr=1e-6)
     x, y, mk = get_batch(rows, batch_size, seq_len, torch.Generator().manual_seed(0), mask)
-    _masked_mean(_token_losses(m, x, y), mk).backward()
+    masked_mean(token_losses(m, x, y), mk).backward()
     optimizer.step()
     return lora.training_memory(m, optimizer)
 
