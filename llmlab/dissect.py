@@ -27,6 +27,8 @@ from numbers import Real
 
 import torch
 
+from llmlab.cost.footprint import kv_cache_values, memory_needed, weight_bytes
+
 __all__ = [
     "DIAGNOSIS",
     "STOP_REASONS",
@@ -137,15 +139,15 @@ def fits_on_device(n_params: float, weight_bits: float, context: int, n_layers: 
     7B, GQA-8, 128K tokens on 24 GB: fp16 weights 14 + 17.18 = 31.18 GB (no); 4-bit weights
     3.5 + 17.18 = 20.68 GB (yes).
     """
-    weights = _real(n_params, "n_params") * _real(weight_bits, "weight_bits", positive=True) / 8
+    weights = weight_bytes(_real(n_params, "n_params"), _real(weight_bits, "weight_bits", positive=True))
     for value, name in ((n_layers, "n_layers"), (n_kv_heads, "n_kv_heads"), (head_dim, "head_dim"), (batch, "batch")):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be an int >= 1, got {value!r}")
     if isinstance(context, bool) or not isinstance(context, int) or context < 0:
         raise ValueError(f"context must be an int >= 0, got {context!r}")
-    kv = 2 * n_layers * batch * context * n_kv_heads * head_dim * _real(kv_bytes, "kv_bytes", positive=True)
+    kv = kv_cache_values(n_layers, batch, context, n_kv_heads, head_dim) * _real(kv_bytes, "kv_bytes", positive=True)
     device_gb = _real(device_gb, "device_gb", positive=True)
-    return (weights + kv) / 1e9 + _real(reserve_gb, "reserve_gb") <= device_gb
+    return memory_needed(weights, kv) / 1e9 + _real(reserve_gb, "reserve_gb") <= device_gb
 
 
 def diagnose(symptom: str) -> str:

@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 from numbers import Integral, Real
 
+from .footprint import kv_cache_values, memory_needed, weight_bytes
+
 __all__ = [
     "GB",
     "GiB",
@@ -157,7 +159,7 @@ def weight_memory(n_params: float, dtype: str = "fp16") -> tuple[float, float]:
     14.0 GB = 13.04 GiB. Activations, KV cache and runtime buffers are not included.
     """
     n_params = _check_non_negative(n_params, "n_params")
-    total_bytes = n_params * _bytes_per_param(dtype)
+    total_bytes = weight_bytes(n_params, 8 * _bytes_per_param(dtype))
     return total_bytes / GB, total_bytes / GiB
 
 
@@ -183,7 +185,7 @@ def kv_cache_bytes(
     batch = _check_positive_int(batch, "batch")
     if (n_heads is None) != (n_kv_heads is None):
         raise ValueError("pass both n_heads and n_kv_heads (grouped-query attention) or neither (MHA)")
-    values = 2 * n_layers * n_ctx * d_model * batch
+    n_kv, head_dim = 1, d_model  # MHA: one "head" as wide as the model holds every key
     if n_heads is not None:
         n_heads = _check_positive_int(n_heads, "n_heads")
         n_kv_heads = _check_positive_int(n_kv_heads, "n_kv_heads")
@@ -194,8 +196,8 @@ def kv_cache_bytes(
             )
         if d_model % n_heads:
             raise ValueError(f"d_model ({d_model}) must be a multiple of n_heads ({n_heads})")
-        values = values // n_heads * n_kv_heads  # exact: d_model is a multiple of n_heads
-    total = values * bytes_per_value
+        n_kv, head_dim = n_kv_heads, d_model // n_heads
+    total = kv_cache_values(n_layers, batch, n_ctx, n_kv, head_dim) * bytes_per_value
     if total != int(total):
         raise ValueError(f"bytes_per_value={bytes_per_value} gives a fractional byte count ({total})")
     return int(total)
@@ -210,7 +212,7 @@ def inference_memory_gb(weights_gb: float, kv_gb: float, overhead: float = 0.25)
     weights_gb = _check_non_negative(weights_gb, "weights_gb")
     kv_gb = _check_non_negative(kv_gb, "kv_gb")
     overhead = _check_non_negative(overhead, "overhead")
-    return (weights_gb + kv_gb) * (1.0 + overhead)
+    return memory_needed(weights_gb, kv_gb, overhead=overhead)
 
 
 def fits_on_gpu(weights_gb: float, kv_gb: float, gpu_gb: float, overhead: float = 0.25) -> bool:
