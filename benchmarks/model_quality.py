@@ -56,7 +56,7 @@ def measure(models_dir, *, samples: int, questions: int) -> dict:
     held_out = corpus.load_chat("validation")
     answers = quality.chat_answers(models["es-chat"], tok, quality.spread(held_out, questions))
     chat = {
-        "answer_ppl": quality.answer_perplexity(models["es-chat"], tok, held_out),
+        "answer_ppl": quality.chat_answer_perplexity(models["es-chat"], tok, held_out),
         "on_topic": sum(quality.on_topic(a["question"], a["answer"], a["reference"]) for a in answers) / len(answers),
         "reference_overlap": sum(quality.reference_overlap(a["answer"], a["reference"]) for a in answers) / len(answers),
     }

@@ -8,7 +8,7 @@ both and returns the value as an int (the cost formulas, which take numbers from
 from __future__ import annotations
 
 import math
-from numbers import Integral
+from numbers import Integral, Real
 
 
 def check_int(name: str, value, minimum: int = 1) -> int:
@@ -37,3 +37,12 @@ def int_at_least(value, name: str, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, Integral) or value < minimum:
         raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
     return int(value)
+
+
+def real_number(value, name: str, *, positive: bool = False) -> float:
+    """``value`` as a float, if it is a finite number >= 0 (> 0 with ``positive``); else ``ValueError``."""
+    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    if value < 0 or (positive and value == 0):
+        raise ValueError(f"{name} must be {'> 0' if positive else '>= 0'}, got {value!r}")
+    return float(value)

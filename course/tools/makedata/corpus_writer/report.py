@@ -184,7 +184,7 @@ def write_report(data_dir: Path, generated: dict) -> str:
         f"Chat conversations (`chat/gen_qa.jsonl`, {len(generated['chat']):,}; the hand-written `chat/qa.jsonl` is kept): "
         + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())) + ". Reading-comprehension questions come with the short text"
         " that answers them; the other answers (animals, food, jobs, things, recipes, concepts) are facts written in the corpus;"
-        " sums and word problems are computed. Held out by the same hash rule as the documents (`llmlab.corpus.split_of`).",
+        " sums and word problems are computed. Held out by the same hash rule as the documents (`llmlab.corpus.document_split`).",
         "",
         "## Reproducing",
         "",
