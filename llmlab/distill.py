@@ -212,26 +212,12 @@ def sequence_logprob(model, input_ids: torch.Tensor, answer_mask: torch.Tensor) 
 # ----------------------------------------------------------------------------------------------
 
 
-def distill_train(
-    student,
-    teacher,
-    train_ids,
-    val_ids,
-    *,
-    steps: int,
-    T: float = 2.0,
-    lam: float = 0.5,
-    batch_size: int = 8,
-    seq_len: int = 128,
-    lr: float = 2e-3,
-    warmup: int = 20,
-    weight_decay: float = 0.1,
-    grad_clip: float | None = 1.0,
-    eval_every: int = 50,
-    eval_tokens: int | None = None,
-    seed: int = 0,
-    progress: bool = False,
-) -> dict:
+# What distill_train changes in train's defaults: a small student, a short run, no progress bar.
+DISTILL_DEFAULTS = {"batch_size": 8, "lr": 2e-3, "warmup": 20, "eval_every": 50, "progress": False}
+
+
+def distill_train(student, teacher, train_ids, val_ids, *, steps: int, T: float = 2.0, lam: float = 0.5,
+                  **options) -> dict:
     """Train ``student`` on a token stream with ``kd_loss`` against a frozen ``teacher`` (in place).
 
     ``llmlab.train.train`` (same batches for the same ``seed``, AdamW, warm-up and cosine decay,
@@ -239,7 +225,9 @@ def distill_train(
     ``lam = 0`` is plain training on the hard labels, the fair baseline (same data, steps and
     seed). The validation loss is the plain cross-entropy (``llmlab.train.evaluate``), so runs
     with different ``lam`` are compared on the same scale. The weights of the best evaluation are
-    kept. Returns ``train``'s history (``train_loss`` per step, ``eval_step``, ``val_loss``,
+    kept. ``options`` go to ``train`` (``batch_size``, ``seq_len``, ``lr``, ``warmup``, ``weight_decay``,
+    ``grad_clip``, ``eval_every``, ``eval_tokens``, ``seed``, ``progress``), with the defaults of a small student:
+    ``DISTILL_DEFAULTS``. Returns ``train``'s history (``train_loss`` per step, ``eval_step``, ``val_loss``,
     ``best_step``, ``best_val_loss``, ``seconds``, ...).
     """
     teacher.eval()
@@ -252,6 +240,5 @@ def distill_train(
             teacher_logits = student_logits.detach()
         return kd_loss(student_logits, teacher_logits, targets, T=T, lam=lam)
 
-    return train(student, train_ids, val_ids, steps=steps, batch_size=batch_size, seq_len=seq_len, lr=lr,
-                 warmup=warmup, weight_decay=weight_decay, grad_clip=grad_clip, eval_every=eval_every,
-                 eval_tokens=eval_tokens, seed=seed, progress=progress, desc=f"student (lam={lam:g})", loss_fn=loss_fn)
+    settings = {**DISTILL_DEFAULTS, "desc": f"student (lam={lam:g})", **options}
+    return train(student, train_ids, val_ids, steps=steps, loss_fn=loss_fn, **settings)

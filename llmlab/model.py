@@ -1,31 +1,15 @@
-"""A decoder-only transformer (GPT-2 or Llama style) in PyTorch, written to be read top to bottom.
+"""The transformer of the course, in one import: ``from llmlab.model import Transformer, generate, ...``.
 
-The pieces, in the order the data flows through them::
+A decoder-only transformer (GPT-2 or Llama style, optionally with mixture-of-experts layers) in PyTorch. The
+code is in one module per idea, each read top to bottom; this module gathers their names:
 
-    token ids -> token embedding (+ learned or sinusoidal positions)
-              -> n_layers x Block:   x = x + Attention(Norm(x))        (pre-norm)
-                                     x = x + MLP(Norm(x))
-              -> final Norm -> LM head -> logits [batch, seq, vocab]
-
-One ``ModelConfig`` covers both families:
-
-- GPT-2 style: learned positions, LayerNorm, GELU MLP, biases, tied embeddings.
-- Llama style: RoPE applied to q and k, RMSNorm, SwiGLU MLP, no biases, grouped-query attention.
-- Mixture of experts (Mixtral, Qwen3-MoE): ``n_experts > 0`` replaces the MLP of each layer by a
-  ``llmlab.moe.SparseMoE`` (a router and SwiGLU experts, ``n_experts_per_token`` of them per token).
-
-Attention has two paths that give the same numbers: a readable one that builds the attention
-matrix explicitly (used when you ask for the weights) and a fast one through PyTorch's
-``scaled_dot_product_attention``. ``KVCache`` keeps the keys and values of past tokens so that
-``generate`` computes only the new token at each step.
-
-To convert a Hugging Face GPT-2, Llama, Qwen3, Mixtral or Qwen3-MoE model into this one, see
-``from_hf`` (``llmlab.convert_hf``).
-
-The code is in one module per idea; this one gathers them, so ``from llmlab.model import ...`` keeps working:
-``model_config`` (``ModelConfig``), ``transformer`` (norms, positions, attention, blocks, ``Transformer``),
-``ffn`` (``MLP``, ``SwiGLU``), ``kv_cache`` (``KVCache``, ``StaticKVCache``), ``generation`` (``generate``,
-``DecodeWeights``) and ``convert_hf`` (``from_hf``, ``to_hf``).
+- ``model_config``: ``ModelConfig``, every size and design choice, checked when it is made;
+- ``transformer``: norms, positions (learned, sinusoidal, RoPE), attention, ``Block`` and ``Transformer``
+  (its docstring draws the data flow);
+- ``ffn``: the feed-forward layers, GPT-2's GELU ``MLP`` and Llama's ``SwiGLU``;
+- ``kv_cache``: ``KVCache`` and ``StaticKVCache``;
+- ``generation``: ``generate``, the decoding loop, and ``DecodeWeights``;
+- ``convert_hf``: ``from_hf`` / ``to_hf``, to and from Hugging Face models.
 """
 
 from llmlab.convert_hf import from_hf, to_hf

@@ -14,6 +14,7 @@ import math
 from numbers import Integral, Real
 
 from .footprint import kv_cache_values, memory_needed, weight_bytes
+from .formats import WEIGHT_FORMATS
 
 __all__ = [
     "GB",
@@ -40,22 +41,14 @@ GB = 1e9
 GiB = 2**30
 MiB = 2**20
 
-# Bytes per parameter. The first five are the chapter-01 table; the rest are real quantised formats
-# whose per-block scales make them cost a little more than their nominal width:
-#   q8_0: blocks of 32 int8 weights + one fp16 scale   = 34 bytes / 32 weights = 8.5 bits
-#   q4_0: blocks of 32 4-bit weights + one fp16 scale  = 18 bytes / 32 weights = 4.5 bits
-#   gptq-4bit-g128: 4-bit weights + per group of 128 one fp16 scale and one 4-bit zero point
-#                   = 4 + (16 + 4) / 128 = 4.15625 bits
+# Bytes per parameter, read from the one table of formats (``formats.WEIGHT_FORMATS``, which says where each
+# number comes from). The first five are the chapter-01 table; the rest are real quantised formats whose
+# per-block scales make them cost a little more than their nominal width (q8_0: 8.5 bits, q4_0: 4.5 bits,
+# gptq-4bit-g128: 4 + (16 + 4) / 128 = 4.15625 bits). "4bit" is chapter 01's name for int4.
 BYTES_PER_PARAM: dict[str, float] = {
-    "fp32": 4.0,
-    "fp16": 2.0,
-    "bf16": 2.0,
-    "int8": 1.0,
-    "int4": 0.5,
-    "4bit": 0.5,
-    "q8_0": 8.5 / 8,
-    "q4_0": 4.5 / 8,
-    "gptq-4bit-g128": (4 + (16 + 4) / 128) / 8,
+    name: WEIGHT_FORMATS[fmt].bytes_per_weight
+    for name, fmt in (("fp32", "fp32"), ("fp16", "fp16"), ("bf16", "bf16"), ("int8", "int8"), ("int4", "int4"),
+                      ("4bit", "int4"), ("q8_0", "q8_0"), ("q4_0", "q4_0"), ("gptq-4bit-g128", "gptq-4bit-g128"))
 }
 
 
