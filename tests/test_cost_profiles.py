@@ -32,7 +32,7 @@ def test_every_table_names_its_source_date_build_and_conditions():
             assert r.model in models and r.hardware in devices, (t.id, r)
             assert P.family_of(devices[r.hardware]) == t.family, (t.id, r)
             get_weight_format(r.weight_format)
-            assert r.tokens in (128, 512) and r.tokens_per_s > 0
+            assert r.tokens >= 128 and r.tokens_per_s > 0
     assert any(t.role == "check" for t in tables), "a table must be set aside for checking only"
 
 
@@ -107,6 +107,8 @@ def test_two_years_of_software_move_prefill_far_more_than_decode(report):
 def test_single_device_runtimes_say_what_they_could_not_validate(report):
     vllm = report["profiles"][("vllm", "2024-01", "nvidia")]
     assert "one device" in vllm["note"] and vllm["bands"]["decode"] is None
+    mlx = report["profiles"][("mlx", "2024-12", "apple")]
+    assert mlx["method"].startswith("leave-one-row-out") and mlx["efficiency"].bandwidth <= 1.0
     hf = report["profiles"][("transformers", "2024-01", "nvidia")]
     assert hf["bands"]["decode"] is not None and hf["bands"]["decode"].method.startswith("leave-one-row-out")
     assert hf["bands"]["prefill"] is None
@@ -117,8 +119,10 @@ def test_get_profile_defaults_to_the_newest_and_knows_ollama_and_mlx():
     assert p.version == "2024-05" and p.family == "nvidia"
     assert P.get_profile("ollama", "2023-12", "apple") == P.get_profile("llama.cpp", "2023-12", "apple")
     assert P.get_profile("llama.cpp", hardware="apple-m2-ultra").family == "apple"
-    with pytest.raises(ValueError, match="MLX"):
-        P.get_profile("mlx", hardware="apple-m2-ultra")
+    mlx = P.get_profile("mlx", hardware="apple-m3-max")
+    assert mlx.version == "2024-12" and "one device" in mlx.provenance
+    with pytest.raises(ValueError, match="no mlx profile for nvidia"):
+        P.get_profile("mlx", hardware="rtx-4090")
     with pytest.raises(ValueError, match="calibrate"):
         P.get_profile("transformers", hardware="laptop-cpu-ddr5")
     with pytest.raises(ValueError, match="unknown runtime"):

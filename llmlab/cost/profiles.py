@@ -22,8 +22,8 @@ build and conditions). Validation is by design, never by the fit:
 The fitted factors and bands are stored in ``data/profiles.json`` by ``python -m
 llmlab.cost.profiles --write`` (deterministic arithmetic, no timing); ``tests/test_cost_profiles.py``
 refits and compares. Ollama is llama.cpp inside: ``get_profile("ollama", "2024-05")`` is the
-llama.cpp profile of that build era. No MLX or vLLM-by-version table could be transcribed yet,
-so there is no MLX profile (asking for one is an error that says so).
+llama.cpp profile of that build era. MLX, vLLM and transformers were each found measured on one
+device only, so their bands come from leaving one row out (or are missing), and say so.
 """
 
 from __future__ import annotations
@@ -223,6 +223,7 @@ def _errors(rows, eff) -> list[float]:
 _STRUCTURE = {
     "llama.cpp": dict(accumulate="fp16", prefill_dequant=True, ubatch=512, prefill_logits="last"),
     "vllm": dict(accumulate="fp32", prefill_dequant=False, ubatch=2048, prefill_logits="last"),
+    "mlx": dict(accumulate="fp32", prefill_dequant=False, ubatch=2048, prefill_logits="last"),
     "transformers": dict(accumulate="fp32", prefill_dequant=False, ubatch=4096, prefill_logits="all"),
 }
 
@@ -254,6 +255,15 @@ def fit_rows(rows: list[Row], family: str, runtime: str, bandwidth: float | None
             return 1e9 if x[0] < 0 else _mse_log(decode, replace(eff, bandwidth=bandwidth, layer_overhead_cycles=x[0] * 1e3))
         bw = bandwidth
         (kc,), _ = nelder_mead(loss, [100.0], step=[50.0])
+        if kc < 1.0:
+            # Even with no overhead the assumed bandwidth is too slow for these rows: this runtime
+            # streams weights faster, so fit its bandwidth instead, with no per-layer overhead.
+            def bw_loss(x):
+                if not 0.05 <= x[0] <= 1.0:
+                    return 1e9
+                return _mse_log(decode, replace(eff, bandwidth=x[0], layer_overhead_cycles=0.0))
+            (bw,), _ = nelder_mead(bw_loss, [bandwidth], step=[0.05])
+            kc = 0.0
     eff = replace(eff, bandwidth=float(round(bw, 3)), layer_overhead_cycles=float(round(kc * 1e3, -3)))
     if pre:
         attr = "compute" if family == "nvidia" else "compute_simd"
@@ -287,7 +297,8 @@ def _fit_spec(runtime: str, version: str, family: str) -> tuple[list[Row], float
     base = min(ref, key=lambda v: abs(_month(v) - _month(version)))
     bw = fit_rows(_rows_of("llama.cpp", base, family), family, "llama.cpp").bandwidth
     return rows, bw, (f"measured on one device only: bandwidth efficiency taken from llama.cpp {base} on "
-                      f"{family} ({bw}), only the per-layer overhead is fitted [assumption]")
+                      f"{family} ({bw}), only the per-layer overhead is fitted [assumption]; if the rows are "
+                      "faster than that bandwidth allows, the bandwidth is fitted instead, with no overhead")
 
 
 def _month(version: str) -> int:
@@ -328,14 +339,16 @@ def leave_one_device_out(runtime: str, version: str, family: str) -> list[dict]:
 
 
 def _leave_one_row_out(runtime, version, family) -> list[dict]:
-    """For single-device runtimes fitted with one parameter: refit without each decode row."""
+    """For single-device runtimes (one fitted parameter per phase): refit without each row."""
     rows, bw, _ = _fit_spec(runtime, version, family)
-    dec = [r for r in rows if r.phase == "decode"]
-    if bw is None or len(dec) < 2:
+    if bw is None:
         return []
     out = []
-    for r in dec:
-        eff = fit_rows([x for x in rows if x is not r], family, runtime, bandwidth=bw)
+    for r in rows:
+        train = [x for x in rows if x is not r]
+        if not any(x.phase == "decode" for x in train) or not any(x.phase == r.phase for x in train):
+            continue
+        eff = fit_rows(train, family, runtime, bandwidth=bw)
         p = predict_row(r, eff)
         out.append({"row": r, "predicted": p, "error_pct": 100.0 * (p / r.tokens_per_s - 1.0)})
     return out
@@ -451,9 +464,6 @@ def get_profile(runtime: str = "llama.cpp", version: str | None = None, hardware
         family = hardware
     else:
         family = family_of(get_hardware(hardware))
-    if runtime == "mlx":
-        raise ValueError("no MLX profile: no published MLX throughput table was transcribed into "
-                         "data/throughput.json yet, so there is nothing to fit or validate")
     if runtime == "ollama":  # Ollama ships llama.cpp: its speed is that of the bundled build
         runtime = "llama.cpp"
     if family == "cpu":
