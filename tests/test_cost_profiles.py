@@ -180,3 +180,19 @@ def test_quant_compute_slows_only_in_kernel_quantised_prefill():
         prefill_tokens_per_s(spec, nvidia, 512, "f16", efficiency=cuda)
     with pytest.raises(ValueError):
         replace(metal, quant_compute=0.0)
+
+
+def test_predict_request_gives_seconds_with_bands():
+    import llmlab.cost as C
+
+    spec, hw = get_model("llama-3.1-8b"), get_hardware("rtx-4090")
+    r = C.predict_request(spec, hw, 2000, 100, "f16")
+    g = C.generation(spec, hw, 2000, 100, "f16", efficiency=r["profile"].efficiency)
+    assert r["ttft_s"] == pytest.approx(g["ttft_s"]) and r["decode_s"] == pytest.approx(g["decode_s"])
+    lo, hi = r["ttft_band"]
+    assert lo < r["ttft_s"] < hi
+    assert r["total_band"][0] < r["total_s"] < r["total_band"][1]
+    e = r["profile"].bands["decode"].p90_pct / 100
+    assert r["decode_band"] == pytest.approx((r["decode_s"] * (1 - e), r["decode_s"] * (1 + e)))
+    v = C.predict_request(spec, get_hardware("a100-80gb-sxm"), 100, 10, "fp16", runtime="vllm")
+    assert v["decode_band"] is None and v["total_band"] is None

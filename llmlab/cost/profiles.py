@@ -43,7 +43,7 @@ from .formats import get_weight_format
 from .fit import nelder_mead
 from .hardware import Hardware
 from .spec import ModelSpec
-from .speed import DEFAULT_EFFICIENCY, Efficiency, decode_step, prefill_tokens_per_s
+from .speed import DEFAULT_EFFICIENCY, Efficiency, decode_step, generation, prefill_tokens_per_s
 
 __all__ = [
     "RUNTIMES",
@@ -61,6 +61,7 @@ __all__ = [
     "profiles",
     "get_profile",
     "predict_speed",
+    "predict_request",
     "software_change",
 ]
 
@@ -497,6 +498,30 @@ def predict_speed(spec: ModelSpec, hardware: Hardware, phase: str = "decode", we
     else:
         value = prefill_tokens_per_s(spec, hardware, n, weight_format, efficiency=prof.efficiency)
     return Prediction(value, phase, prof, prof.bands.get(phase))
+
+
+def predict_request(spec: ModelSpec, hardware: Hardware, prompt_tokens: int, new_tokens: int,
+                    weight_format: str = "f16", runtime: str = "llama.cpp", version: str | None = None) -> dict:
+    """Latency of one request (batch 1) with a profile: ``ttft_s`` (prefill of the prompt),
+    ``decode_s`` (the other tokens, each reading a longer KV cache), ``total_s``, each with its
+    ``(low, high)`` interval from the profile's bands (``None`` where a band is missing), and the
+    ``profile``. A slower-than-predicted phase means more seconds, so a tokens/s interval
+    ``[v/(1+e), v/(1-e)]`` becomes ``[t(1-e), t(1+e)]`` in seconds."""
+    prof = get_profile(runtime, version, hardware)
+    g = generation(spec, hardware, prompt_tokens, new_tokens, weight_format, efficiency=prof.efficiency)
+
+    def interval(seconds, phase):
+        band = prof.bands.get(phase)
+        if band is None:
+            return None
+        e = band.p90_pct / 100.0
+        return seconds * max(0.0, 1.0 - e), seconds * (1.0 + e)
+
+    ttft, dec = interval(g["ttft_s"], "prefill"), interval(g["decode_s"], "decode")
+    total = None if ttft is None or dec is None else (ttft[0] + dec[0], ttft[1] + dec[1])
+    return {"ttft_s": g["ttft_s"], "decode_s": g["decode_s"], "total_s": g["total_s"],
+            "decode_tokens_per_s": g["decode_tokens_per_s"], "ttft_band": ttft, "decode_band": dec,
+            "total_band": total, "profile": prof}
 
 
 def software_change(spec: ModelSpec, hardware: Hardware, weight_format: str = "f16",
