@@ -1,7 +1,7 @@
 """Runtime profiles: published tables with their sources, fitted profiles, held-out validation.
 
 The held-out bounds asserted here are the ones documented in the llmlab.cost package docstring and
-/work/notes/issue31.md: the issue's goal (median held-out error <= 10 % decode, <= 20 % prefill)
+the closing note of issue 31: the issue's goal (median held-out error <= 10 % decode, <= 20 % prefill)
 where a profile meets it, and the documented miss where it does not (Apple 2024-05 decode).
 """
 
