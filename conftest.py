@@ -42,6 +42,7 @@ LAYERS = {
     "labs": [
         "test_lab_structure.py", "test_lab_mutants.py", "test_lab_alternatives.py", "test_lab08_server_cleanup.py",
         "test_execute_labs.py", "test_release_protection.py", "test_course_pipeline.py", "test_wheel_colab_setup.py",
+        "test_numerics.py",
     ],
     "grading": [
         "test_grading.py", "test_grading_dask.py", "test_grading_export.py", "test_grading_resume.py",
@@ -55,7 +56,7 @@ LAYERS = {
 # `make test` leaves them to `make test-all` and CI.
 HEAVY = ("browser/", "test_wheel_install.py", "test_dist.py")
 # Files whose tests run notebooks in a Jupyter kernel (nbval's items get the mark too).
-NOTEBOOK_FILES = {"test_lab08_server_cleanup.py", "test_execute_labs.py", "test_wheel_install.py"}
+NOTEBOOK_FILES = {"test_lab08_server_cleanup.py", "test_execute_labs.py", "test_wheel_install.py", "test_numerics.py"}
 
 
 def _listed(rel: str, entries) -> bool:
