@@ -16,6 +16,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 HUB = REPO / "course" / "hub"
+pytestmark = pytest.mark.e2e  # runs nbgrader's config loading in subprocesses: not a unit test
 
 
 def _load(path: Path, env: dict, monkeypatch):
