@@ -97,7 +97,7 @@ JupyterHub del curso en http://127.0.0.1:{args.port}/  (solo en esta máquina; C
   Usuarios:   {", ".join(students)} (alumnos) y {args.instructor} (profesor)
   Contraseña: {password}   (la misma para todos; es una prueba local)
 
-  Alumnos: pestaña Assignments (Nbgrader → Assignments): Fetch, trabajar, Submit; luego Fetch Feedback.
+  Alumnos: pestaña Assignments (Nbgrader → Assignment List): Fetch, trabajar, Submit; luego Fetch Feedback.
   Profesor (terminal de su servidor, en el repositorio):
     nbgrader release_assignment <lab>       publicar un lab de labs/ (make release lo regenera)
     nbgrader collect <lab>                  recoger las entregas en {collected.relative_to(REPO) if collected.is_relative_to(REPO) else collected}/
