@@ -6,6 +6,7 @@ daemon, no Kubernetes)."""
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -52,7 +53,10 @@ def test_the_instructor_grades_where_make_grade_puts_the_collected_class(tmp_pat
             "print(d.format_path(d.feedback_directory, 'ana', 'lab01'))")
     env = {"JUPYTER_CONFIG_PATH": str(HUB / "profesor"), "LLMLAB_HUB_DIR": str(tmp_path),
            "LLMLAB_HUB_CLASS": "clase-prueba", "PATH": "/usr/bin:/bin"}
-    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True)
+    try:
+        out = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True)
+    finally:  # loading the config makes the (empty) course root, as the instructor's server needs it
+        shutil.rmtree(REPO / "build" / "grading" / "clase-prueba", ignore_errors=True)
     assert out.returncode == 0, out.stderr
     root, submitted, db, feedback = out.stdout.split()
     assert root == str(REPO / "build" / "grading" / "clase-prueba")
