@@ -48,16 +48,22 @@ $(VENV)/.installed: pyproject.toml
 
 venv: $(VENV)/.installed
 
-# Debian packages listed in .ci/debian-packages (browser, sandbox, dictionaries). Installed only when running as
-# root with apt-get available; otherwise the tests that need them skip and say why. Never fails the build.
+# Debian packages listed in .ci/debian-packages (browser, sandbox, dictionaries, node for the hub's proxy),
+# installed only when running as root with apt-get available; otherwise the tests that need them skip and say why.
+# A package already provided otherwise counts as there (a command of its name on PATH: npm inside NodeSource's
+# nodejs, which conflicts with Debian's npm); if the batch fails, each is tried alone. Never fails the build.
 sysdeps:
 	@pkgs=$$(grep -v '^\s*#' .ci/debian-packages | tr '\n' ' '); \
-	missing=$$(for p in $$pkgs; do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	missing=$$(for p in $$pkgs; do dpkg -s $$p >/dev/null 2>&1 || command -v $$p >/dev/null || echo $$p; done); \
 	if [ -z "$$missing" ]; then exit 0; fi; \
 	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	  echo "== Installing Debian packages: $$missing =="; \
-	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing) \
-	    >build-sysdeps.log 2>&1 || echo "!! could not install $$missing (see build-sysdeps.log); dependent tests will skip"; \
+	  apt-get update -qq >build-sysdeps.log 2>&1; \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >>build-sysdeps.log 2>&1 || \
+	  for p in $$missing; do \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$p >>build-sysdeps.log 2>&1 \
+	      || echo "!! could not install $$p (see build-sysdeps.log); the tests that need it will skip"; \
+	  done; \
 	else echo "!! missing Debian packages: $$missing (not root or no apt-get); dependent tests will skip"; fi
 
 grade: $(VENV)/.installed sysdeps
