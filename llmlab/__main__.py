@@ -18,7 +18,6 @@ Everything the student reads here is in Spanish; the library's own errors stay i
 from __future__ import annotations
 
 import argparse
-import codecs
 import os
 import re
 import sys
@@ -189,13 +188,13 @@ class TokenPrinter:
     def __init__(self, tokenizer, stream=None):
         self.tokenizer = tokenizer
         self.stream = stream if stream is not None else sys.stdout
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        from llmlab.tokenizer import StreamDecoder
+
+        self._decoder = StreamDecoder(tokenizer)
 
     def text_of(self, token_id: int) -> str:
         """The characters this token completes ("" while a character is still incomplete)."""
-        if self.tokenizer.is_special(token_id):
-            return ""
-        return self._decoder.decode(self.tokenizer.token_bytes(token_id))
+        return self._decoder.push(token_id)
 
     def write(self, token_id: int) -> None:
         text = self.text_of(token_id)
@@ -205,7 +204,7 @@ class TokenPrinter:
 
     def close(self) -> None:
         """Flush an unfinished character (shown as "�")."""
-        text = self._decoder.decode(b"", final=True)
+        text = self._decoder.flush()
         if text:
             self.stream.write(text)
         self.stream.flush()
