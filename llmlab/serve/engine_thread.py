@@ -18,18 +18,42 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 
 from .engine import Engine, KVStats
 from .request import Request, RequestOutput
 
-__all__ = ["EngineThread", "QueueFull"]
+__all__ = ["EngineThread", "QueueFull", "RequestStream"]
 
 log = logging.getLogger("llmlab.serve")
 
 
 class QueueFull(RuntimeError):
     """Too many requests are queued: try again later (HTTP 429)."""
+
+
+class RequestStream:
+    """The outputs of one submitted request, as an async iterator. ``aclose()`` before the last
+    output aborts the request (its blocks are freed at the next step), whether iteration started or not."""
+
+    def __init__(self, thread: EngineThread, request_id: str, outputs: asyncio.Queue):
+        self.thread, self.request_id, self._outputs = thread, request_id, outputs
+        self.finished = self._closed = False
+
+    def __aiter__(self) -> RequestStream:
+        return self
+
+    async def __anext__(self) -> RequestOutput:
+        if self.finished or self._closed:
+            raise StopAsyncIteration
+        output = await self._outputs.get()
+        self.finished = output.finished
+        return output
+
+    async def aclose(self) -> None:
+        if not self.finished and not self._closed:
+            self.thread.abort(self.request_id)
+        self._closed = True
 
 
 class EngineThread:
@@ -77,7 +101,7 @@ class EngineThread:
 
     # -- requests ----------------------------------------------------------------------------------
 
-    def submit(self, request: Request) -> AsyncIterator[RequestOutput]:
+    def submit(self, request: Request) -> RequestStream:
         """Queue ``request`` (built with ``engine.make_request``) and return its outputs as they come."""
         loop = asyncio.get_running_loop()
         outputs: asyncio.Queue = asyncio.Queue()
@@ -88,20 +112,7 @@ class EngineThread:
             self._streams[request.request_id] = (loop, outputs)
         self.engine.add_request(request)
         self._wake.set()
-        return self._iterate(request.request_id, outputs)
-
-    async def _iterate(self, request_id: str, outputs: asyncio.Queue) -> AsyncIterator[RequestOutput]:
-        finished = False
-        try:
-            while True:
-                output = await outputs.get()
-                yield output
-                if output.finished:
-                    finished = True
-                    return
-        finally:
-            if not finished:  # the consumer stopped early (client disconnected, error): free the request
-                self.abort(request_id)
+        return RequestStream(self, request.request_id, outputs)
 
     def abort(self, request_id: str) -> None:
         self.engine.abort(request_id)
