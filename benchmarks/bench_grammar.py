@@ -8,7 +8,7 @@ through has broken its contract. The mask time per token is the engine's overhea
 
     PYTHONPATH=$PWD .venv/bin/python benchmarks/bench_grammar.py --samples 10
 
-Engines: ``llguidance``, ``xgrammar``, ``outlines-core`` (each skipped if not installed) and
+Engines: the server's (llguidance behind ``llmlab.serve.grammar``), ``llguidance``, ``xgrammar``, ``outlines-core`` (each skipped if not installed) and
 ``llmlab.constrained`` (the readable decoder of lab 09; it knows only enums, bounded integers and
 strings of bounded length, in objects whose keys are all required).
 """
@@ -108,6 +108,33 @@ class _LlgRun:
         self.m.consume_token(token)
 
 
+class Server:
+    """What the server runs: llguidance behind ``llmlab.serve.grammar`` (keywords checked, formats tightened)."""
+
+    name = "server (llguidance + checks)"
+
+    def __init__(self, vocab: _Vocab):
+        from llmlab.serve.grammar import GrammarEngine
+
+        self.engine, self.vocab = GrammarEngine(vocab.tok), vocab
+
+    def compile(self, schema):
+        self.engine.grammar(schema)  # raises for a refused keyword
+        return lambda: _ServerRun(self.engine.constraint(schema, self.vocab.stop_ids, 0))
+
+
+class _ServerRun:
+    def __init__(self, constraint):
+        self.c, self.ids = constraint, []
+
+    def mask(self):
+        self.c._follow(self.ids)
+        return self.c.allowed_mask()
+
+    def consume(self, token):
+        self.ids.append(token)
+
+
 class Xgrammar:
     name = "xgrammar"
 
@@ -194,7 +221,7 @@ class _CourseRun:
         self.ids.append(token)
 
 
-ENGINES = [Llguidance, Xgrammar, OutlinesCore, Course]
+ENGINES = [Server, Llguidance, Xgrammar, OutlinesCore, Course]
 
 
 def run(samples: int, max_tokens: int, seed: int = 0):

@@ -11,8 +11,10 @@ impossible to complete are set to ``-inf``.
 The contract is "enforced or refused, never ignored": ``check_schema`` walks the schema and refuses,
 naming it, every keyword the grammar engine would not enforce (``uniqueItems``, ``not``, an unknown
 ``format``, a typo). Annotations (``title``, ``description``, ...) change no output and pass.
-``bound_integers`` keeps an integer without bounds inside JSON's safe range (``|n| <= 2**53 - 1``):
-a client in JavaScript reads larger ones wrongly.
+``tighten`` rewrites what the library would let through too loosely: an integer without bounds
+gets JSON's safe range (``|n| <= 2**53 - 1``; a client in JavaScript reads larger ones wrongly),
+and the formats ``date``, ``time`` and ``date-time`` become patterns of real dates (no 30 February,
+no 29 February outside leap years, no leap second: the library's own formats allow those).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import Any
 import torch
 
 __all__ = ["ANNOTATIONS", "ENFORCED", "FORMATS", "GrammarConstraint", "GrammarEngine", "SAFE_INTEGER",
-           "bound_integers", "check_schema"]
+           "check_schema", "tighten"]
 
 SAFE_INTEGER = 2**53 - 1  # Number.MAX_SAFE_INTEGER: the largest integer every JSON reader keeps exactly
 
@@ -41,6 +43,11 @@ ENFORCED = frozenset({
     "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
 })
 FORMATS = frozenset({"date", "time", "date-time", "email", "uuid"})
+_DAY = ("(?:[0-9]{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)"
+        "|02-(?:0[1-9]|1[0-9]|2[0-8]))"
+        "|(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:[02468][048]|[13579][26])00)-02-29)")
+_CLOCK = "(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:[.][0-9]{1,9})?(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])"
+_FORMAT_PATTERNS = {"date": f"^{_DAY}$", "time": f"^{_CLOCK}$", "date-time": f"^{_DAY}[Tt]{_CLOCK}$"}
 _TYPES = frozenset({"object", "array", "string", "number", "integer", "boolean", "null"})
 _SCHEMA_MAPS = ("properties", "$defs", "definitions")  # name -> subschema
 _SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
@@ -68,6 +75,8 @@ def check_schema(schema: Any, path: str = "schema") -> None:
         elif key == "format" and value not in FORMATS:
             raise ValueError(f"{where}: the string format {value!r} is not supported (supported: "
                              f"{', '.join(sorted(FORMATS))})")
+        elif key == "format" and "pattern" in schema:
+            raise ValueError(f"{where}: 'format' together with 'pattern' in one schema is not supported")
         elif key in _SCHEMA_MAPS:
             if not isinstance(value, Mapping):
                 raise ValueError(f"{where} must be an object of schemas")
@@ -84,8 +93,9 @@ def check_schema(schema: Any, path: str = "schema") -> None:
             raise ValueError(f"{where} must be a list of property names")
 
 
-def bound_integers(schema: Any) -> Any:
-    """A copy of ``schema`` where every integer without a lower (upper) bound gets ``-(2**53-1)`` (``2**53-1``)."""
+def tighten(schema: Any) -> Any:
+    """A copy of ``schema``: integers without a lower (upper) bound get ``-(2**53-1)`` (``2**53-1``);
+    ``format`` date, time and date-time become the equivalent ``pattern``."""
     schema = copy.deepcopy(schema)
 
     def visit(node: Any) -> None:
@@ -101,7 +111,9 @@ def bound_integers(schema: Any) -> Any:
                 node["minimum"] = -SAFE_INTEGER
             if "maximum" not in node and "exclusiveMaximum" not in node:
                 node["maximum"] = SAFE_INTEGER
-        for key, value in node.items():
+        if node.get("format") in _FORMAT_PATTERNS:
+            node["pattern"] = _FORMAT_PATTERNS[node.pop("format")]
+        for key, value in list(node.items()):
             if key in _SCHEMA_MAPS and isinstance(value, dict):
                 for sub in value.values():
                     visit(sub)
@@ -160,7 +172,7 @@ class GrammarEngine:
             llg = _require_llguidance()
             # Compact JSON, no free whitespace: a model cannot burn its tokens on spaces.
             grammar = llg.LLMatcher.grammar_from_json_schema(
-                bound_integers(dict(schema)), defaults={"whitespace_flexible": False})
+                tighten(dict(schema)), defaults={"whitespace_flexible": False})
             is_error, messages = llg.LLMatcher.validate_grammar_with_warnings(grammar)
             if is_error:
                 raise ValueError(f"invalid JSON schema: {messages[0] if messages else 'rejected'}")
