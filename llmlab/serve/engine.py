@@ -303,11 +303,21 @@ class Engine:
         logits = self.runner.run([Segment(seg.request.token_ids[seg.start:seg.end], seg.start, seg.request.block_table)
                                   for seg in segments], wants)
         now = time.perf_counter()
-        results = []
-        for seg, row in zip(segments, logits):
-            request = seg.request
-            request.num_computed = seg.end
-            results.append(self.sample_into(request, row, now) if row is not None else [])
+        for seg in segments:
+            seg.request.num_computed = seg.end
+        results: list[list[int]] = [[] for _ in segments]
+        # Plain greedy requests (no constraint, penalty or logprobs) take one argmax over the batch:
+        # the same token as their own Sampler (argmax of the same float32 logits, ties to the lowest id).
+        fast = [i for i, row in enumerate(logits) if row is not None and _plain_greedy(segments[i].request)]
+        if fast:
+            rows = torch.cat([logits[i] for i in fast]).to(torch.float32)
+            for i, token in zip(fast, rows.argmax(dim=-1).tolist()):
+                segments[i].request.append_token(token, now)
+                results[i] = [token]
+        chosen = set(fast)
+        for i, (seg, row) in enumerate(zip(segments, logits)):
+            if row is not None and i not in chosen:
+                results[i] = self.sample_into(seg.request, row, now)
         return results
 
     def sample_into(self, request: Request, logits: torch.Tensor, now: float) -> list[int]:
@@ -374,6 +384,12 @@ class Engine:
     def spec_stats(self):
         """Speculative decoding counters (``SpecStats``), or None without a draft model."""
         return None if self.speculative is None else self.speculative.stats()
+
+
+def _plain_greedy(request: Request) -> bool:
+    sampler = request.sampler
+    return (not sampler.do_sample and sampler.constraint is None and sampler.repetition_penalty in (None, 1.0)
+            and request.params.logprobs is None)
 
 
 class LLM(Engine):
