@@ -32,6 +32,11 @@ class QueueFull(RuntimeError):
     """Too many requests are queued: try again later (HTTP 429)."""
 
 
+def _deliver(items) -> None:
+    for queue, output in items:
+        queue.put_nowait(output)
+
+
 class RequestStream:
     """The outputs of one submitted request, as an async iterator. ``aclose()`` before the last
     output aborts the request (its blocks are freed at the next step), whether iteration started or not."""
@@ -144,6 +149,7 @@ class EngineThread:
         self._window = [(t, n) for t, n in self._window if now - t < 5.0] + ([(now, new_tokens)] if new_tokens else [])
         span = now - self._window[0][0] if self._window else 0.0
         self.tokens_per_s = sum(n for _, n in self._window) / max(span, 1.0) if self._window else 0.0
+        deliveries: dict[asyncio.AbstractEventLoop, list] = {}
         for output in outputs:
             if output.finished and self.on_finished is not None:
                 try:
@@ -156,10 +162,14 @@ class EngineThread:
                     self._streams.pop(output.request_id, None)
             if target is not None:
                 loop, queue = target
-                try:
-                    loop.call_soon_threadsafe(queue.put_nowait, output)
-                except RuntimeError:  # that event loop is closed: nobody is listening any more
-                    pass
+                deliveries.setdefault(loop, []).append((queue, output))
+        # One wake-up per event loop per step, not one per request: the loop thread and this one
+        # share the GIL, and every cross-thread call costs a context switch.
+        for loop, items in deliveries.items():
+            try:
+                loop.call_soon_threadsafe(_deliver, items)
+            except RuntimeError:  # that event loop is closed: nobody is listening any more
+                pass
 
     def _fail_all(self, err: BaseException) -> None:
         with self._lock:
