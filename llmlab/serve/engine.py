@@ -28,6 +28,7 @@ from typing import Any
 import torch
 
 from llmlab.model import Transformer
+from llmlab.sampling import Sampler
 
 from .blocks import BlockAllocator, blocks_needed
 from .paged_attention import PagedKVCache, Segment
@@ -387,9 +388,9 @@ class Engine:
 
 
 def _plain_greedy(request: Request) -> bool:
-    sampler = request.sampler
-    return (not sampler.do_sample and sampler.constraint is None and sampler.repetition_penalty in (None, 1.0)
-            and request.params.logprobs is None)
+    sampler = request.sampler  # anything else than a plain greedy Sampler goes through its own call
+    return (isinstance(sampler, Sampler) and not sampler.do_sample and sampler.constraint is None
+            and sampler.repetition_penalty in (None, 1.0) and request.params.logprobs is None)
 
 
 class LLM(Engine):
