@@ -319,12 +319,39 @@ def table(results) -> str:
     return "\n".join(lines)
 
 
+def overhead(rounds: int = 3, batch: int = 8, max_tokens: int = 60) -> None:
+    """Engine tokens/s with and without a grammar (a free string), same prompts, interleaved rounds."""
+    from llmlab import pretrained
+    from llmlab.serve import Engine, SamplingParams
+
+    model, tok = pretrained.load("es-chat")
+    engine = Engine(model, tok, max_num_seqs=batch)
+    prompts = [[tok.bos_id] + tok.encode(f"Había una vez {i}") for i in range(batch)]
+    schema = {"type": "object", "properties": {"s": {"type": "string"}}, "required": ["s"],
+              "additionalProperties": False}
+    free = SamplingParams(max_tokens=max_tokens, temperature=1.0, seed=1)
+    constrained = SamplingParams(max_tokens=max_tokens, temperature=1.0, seed=1, json_schema=schema,
+                                 stop_token_ids=[tok.eos_id])
+    engine.generate(prompts[:2], constrained)
+    print(f"\nengine, batch {batch}, {max_tokens} tokens each: tokens/s free text vs JSON (interleaved rounds)")
+    for _ in range(rounds):
+        cells = []
+        for params in (free, constrained):
+            t0 = time.perf_counter()
+            outs = engine.generate(prompts, params)
+            cells.append(sum(len(o.token_ids) for o in outs) / (time.perf_counter() - t0))
+        print(f"free {cells[0]:.0f}  json {cells[1]:.0f}  json/free {cells[1] / cells[0]:.2f}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--samples", type=int, default=10)
     parser.add_argument("--max-tokens", type=int, default=120)
     parser.add_argument("--details", action="store_true", help="print why each refusal / invalid output happened")
+    parser.add_argument("--overhead", action="store_true", help="also: engine tokens/s with and without a grammar")
     args = parser.parse_args()
+    if args.overhead:
+        overhead()
     results = run(args.samples, args.max_tokens)
     print(table(results))
     if args.details:
