@@ -33,6 +33,9 @@ from llmlab.model import generate  # noqa: E402
 from llmlab.serve import SamplingParams, launch  # noqa: E402
 from llmlab.serve.grammar import SAFE_INTEGER  # noqa: E402
 
+# The parity layer, like test_serve_server.py: the openai client against a real server process.
+pytestmark = pytest.mark.parity
+
 API_KEY = "clave-de-prueba"
 ORIGIN = "http://aula.example"
 
