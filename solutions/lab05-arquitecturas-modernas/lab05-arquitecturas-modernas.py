@@ -11,9 +11,9 @@
 #
 # [![Abrir en Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/llmlab-curso/llmlab/blob/main/labs/lab05-arquitecturas-modernas/lab05-arquitecturas-modernas.ipynb)
 #
-# **Capítulo 05** de *Facsímil 03 · Arquitecturas y modelos* · duración estimada: **4 horas y media** (84 min de
-# lectura y figuras y 3 h 6 min de ejercicios y de la pregunta razonada; cada ejercicio indica su tiempo y su
-# dificultad; repetir el experimento de la sección 4 en tu máquina y las extensiones «Para ir más allá» son
+# **Capítulo 05** de *Facsímil 03 · Arquitecturas y modelos* · duración estimada: **4 horas y media**
+# (84 min de lectura y figuras y 3 h 6 min de ejercicios y de la pregunta razonada; cada ejercicio indica su
+# tiempo y su dificultad; repetir el experimento de la sección 4 en tu máquina y las extensiones «Para ir más allá» son
 # opcionales y quedan fuera de la cuenta)
 #
 # Hasta ahora has construido un Transformer «clásico»: cada token atraviesa todas sus capas y todos sus
@@ -92,8 +92,8 @@ from llmlab.spanish import fmt_int, fmt_num, fmt_pct
 REFERENCIAS = (
     FAM.lever_of, FAM.level_of, FAM.family_of, MOE.route, MOE.top_k_renormalized, MOE.router_probs,
     MOE.moe_forward, MOE.moe_param_counts, MOE.solve_moe_split, MOE.expert_load, MOE.load_balancing_loss,
-    RZ.self_consistency, RZ.extract_number, RZ.vote_over_rationales, RZ.majority_vote_accuracy, RZ.plan_start_time, MM.cosine_similarity, MM.zero_shot_rank,
-    MM.patchify, REC.linear_recurrence,
+    RZ.self_consistency, RZ.extract_number, RZ.vote_over_rationales, RZ.majority_vote_accuracy, RZ.plan_start_time,
+    MM.cosine_similarity, MM.zero_shot_rank, MM.patchify, REC.linear_recurrence,
 )
 
 torch.set_num_threads(1)  # tensores pequeños: un hilo basta y los números no dependen de la máquina
