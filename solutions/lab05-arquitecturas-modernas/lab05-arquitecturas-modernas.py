@@ -1042,7 +1042,7 @@ with hidden("autoconsistencia: votaciones aleatorias, empates y una sola respues
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# ### Muestras de verdad: cadenas de pensamiento completas
+# ### Del voto a las cadenas completas
 #
 # En la práctica no recibes «14:30», sino párrafos enteros. Estas siete cadenas responden a un mismo problema
 # de la tienda del capítulo. Son textos escritos para este lab imitando lo que devuelve un modelo al que se
