@@ -39,12 +39,10 @@ from llmlab.model import ModelConfig, Transformer, count_parameters
 from llmlab.moe import SparseMoE, load_balancing_loss, load_stats, router_logits
 from llmlab.train import _optimizer, encode_documents, evaluate, get_batch, lr_at
 
-__all__ = ["RUNS", "DEFAULTS", "model_configs", "run_experiment", "load_results", "RESULTS_FILE",
-           "SEEDS_FILE", "seed_summary", "load_seed_results"]
+__all__ = ["RUNS", "DEFAULTS", "model_configs", "run_experiment", "load_results", "RESULTS_FILE"]
 
 RUNS = ("moe_no_aux", "moe_aux", "moe_aux_strong", "dense")
 RESULTS_FILE = "moe_load_balance.json"
-SEEDS_FILE = "moe_load_balance_seeds.json"  # the same experiment from several seeds: the spread of each number
 
 # The settings of the shipped run (a few minutes on 2 cores).
 DEFAULTS = dict(
@@ -186,30 +184,4 @@ def run_experiment(progress=None, **settings) -> dict:
 def load_results() -> dict:
     """The shipped results of ``python benchmarks/moe_load_balance.py`` (``llmlab/data/moe_load_balance.json``)."""
     text = resources.files("llmlab").joinpath("data", RESULTS_FILE).read_text(encoding="utf-8")
-    return json.loads(text)
-
-
-def seed_summary(results: list[dict]) -> dict:
-    """Per run, the list over seeds of ``val_loss``, ``max_share`` (MoE runs) and ``step_vs_dense``.
-
-    ``results`` are ``run_experiment`` outputs with the same settings except the seed.
-    """
-    if not results:
-        raise ValueError("results is empty")
-    settings = [{k: v for k, v in r["settings"].items() if k not in ("seed", "timing_repeats")} for r in results]
-    if any(s != settings[0] for s in settings):
-        raise ValueError("the runs differ in more than the seed")
-    runs = {}
-    for name in RUNS:
-        rows = [r["runs"][name] for r in results]
-        runs[name] = {"val_loss": [row["val_loss"] for row in rows], "step_vs_dense": [row["step_vs_dense"] for row in rows]}
-        if name != "dense":
-            runs[name]["max_share"] = [row["max_share"] for row in rows]
-            runs[name]["val_share"] = [row["val_share"] for row in rows]
-    return {"seeds": [r["settings"]["seed"] for r in results], "settings": {**settings[0]}, "runs": runs}
-
-
-def load_seed_results() -> dict:
-    """The shipped ``seed_summary`` of the experiment over several seeds (``llmlab/data/moe_load_balance_seeds.json``)."""
-    text = resources.files("llmlab").joinpath("data", SEEDS_FILE).read_text(encoding="utf-8")
     return json.loads(text)
