@@ -1690,6 +1690,11 @@ plt.show()
 # 4. el LLM procesa la secuencia entera y genera la respuesta. A menudo solo se entrena el proyector (y
 #    después, con cuidado, el LLM); el codificador visual se queda congelado.
 #
+# Otras familias conectan de otro modo: Flamingo deja la secuencia de texto como está y añade capas de
+# atención cruzada que miran los vectores visuales, y la tendencia de 2025 (Qwen-VL, InternVL, Llama 4) es la
+# multimodalidad nativa o «fusión temprana»: imagen y texto se entrenan juntos desde el principio en lugar de
+# pegar un codificador ya entrenado.
+#
 # Así se ven las formas con pesos aleatorios de tamaños pequeños (`d_visión = 256`, `d_model = 512`; en
 # LLaVA-1.5 son 1024 y 4096, y su imagen de 336 píxeles en parches de 14 da 576 tokens visuales). El
 # codificador es aquí una proyección lineal más posiciones, el primer paso de un ViT; uno real añade sus
