@@ -46,7 +46,7 @@ LEVELS: dict[str, str] = {
     "clip": MODEL,
     "rag": SYSTEM,
     "agente con herramientas": SYSTEM,
-    "pipeline multimodal": SYSTEM,
+    "cadena multimodal": SYSTEM,
     "modelo local cuantizado": SYSTEM,
 }
 

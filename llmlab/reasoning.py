@@ -3,6 +3,10 @@
 - ``self_consistency``: the most repeated answer among several sampled solutions (ties: the one
   seen first), after trimming spaces, so ``"14:30 "`` and ``"14:30"`` count as the same answer.
 - ``extract_answer``: the last ``HH:MM`` time written in a rationale ("… así que salgo a las 14:30.").
+- ``extract_number``: the last number written in a rationale, as a float: an optional minus sign (``-`` or
+  ``−``) right before the digits, and a decimal part after a point or a comma ("… quedan −2,5 grados." → -2.5).
+- ``vote_over_rationales``: self-consistency over whole rationales: extract each number, skip the
+  rationales without one, and return ``(answer, votes)`` of the most repeated (ties: the one seen first).
 - ``majority_vote_accuracy``: the chance that a majority of ``M`` independent samples is right when
   each is right with probability ``p`` and the wrong ones agree with each other (the binomial tail;
   the worst case for voting, since scattered wrong answers split their votes).
@@ -17,9 +21,12 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-__all__ = ["self_consistency", "extract_answer", "majority_vote_accuracy", "plan_start_time", "parse_time"]
+__all__ = ["self_consistency", "extract_answer", "extract_number", "vote_over_rationales", "majority_vote_accuracy", "plan_start_time", "parse_time"]
 
 _TIME = re.compile(r"\b([01]?\d|2[0-3]):([0-5]\d)\b")
+# ASCII digits only ("\d" would also take other scripts' digits); the decimal separator needs a digit after it,
+# so "son 3, 4 y 5" is three numbers and the full stop of "… 42." is not a decimal point.
+_NUMBER = re.compile(r"[-\u2212]?[0-9]+(?:[.,][0-9]+)?")
 
 
 def self_consistency(answers: Sequence[str]) -> str:
@@ -46,6 +53,30 @@ def extract_answer(rationale: str) -> str | None:
         return None
     hours, minutes = found[-1]
     return f"{int(hours):02d}:{minutes}"
+
+
+def extract_number(rationale: str) -> float | None:
+    """The last number in ``rationale`` as a float (``None`` if there is none); see the module docstring."""
+    if not isinstance(rationale, str):
+        raise TypeError(f"rationale must be a string, got {type(rationale).__name__}")
+    found = _NUMBER.findall(rationale)
+    if not found:
+        return None
+    return float(found[-1].replace("\u2212", "-").replace(",", "."))
+
+
+def vote_over_rationales(rationales: Sequence[str]) -> tuple[float, int]:
+    """``(answer, votes)``: the most repeated ``extract_number`` among ``rationales`` (ties: the first seen).
+
+    Rationales without a number do not vote; ``ValueError`` if none of them has one.
+    """
+    if isinstance(rationales, str) or not isinstance(rationales, Sequence):
+        raise TypeError(f"rationales must be a list of strings, got {type(rationales).__name__}")
+    answers = [a for a in (extract_number(r) for r in rationales) if a is not None]
+    if not answers:
+        raise ValueError("no rationale has a number: there is nothing to vote on")
+    answer, votes = Counter(answers).most_common(1)[0]  # insertion order: the first seen wins a tie
+    return answer, int(votes)
 
 
 def majority_vote_accuracy(p: float, M: int) -> float:

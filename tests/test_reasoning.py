@@ -5,7 +5,8 @@ import random
 
 import pytest
 
-from llmlab.reasoning import extract_answer, majority_vote_accuracy, parse_time, plan_start_time, self_consistency
+from llmlab.reasoning import (extract_answer, extract_number, majority_vote_accuracy, parse_time, plan_start_time,
+                              self_consistency, vote_over_rationales)
 
 
 def test_self_consistency_of_the_chapter():
@@ -23,6 +24,30 @@ def test_extract_answer_takes_the_last_time():
     assert extract_answer("a las 9:05 en punto") == "09:05"
     assert extract_answer("sin hora") is None
     assert extract_answer("25:00 no es una hora") is None
+
+
+def test_extract_number_takes_the_last_number_with_sign_and_either_decimal_mark():
+    assert extract_number("Había −3,5 grados y subió 6, así que hay 2,5.") == 2.5
+    assert extract_number("x = -12.75") == -12.75
+    assert extract_number("son 3, 4 y 5") == 5.0  # a comma followed by a space is not a decimal comma
+    assert extract_number("quedan 69.") == 69.0 and type(extract_number("quedan 69.")) is float
+    assert extract_number("el experto E4") == 4.0
+    assert extract_number("no lo sé") is None and extract_number("") is None
+    assert extract_number("٣ no es una cifra ASCII") is None
+    with pytest.raises(TypeError):
+        extract_number(3)
+
+
+def test_vote_over_rationales_skips_the_ones_without_a_number_and_breaks_ties_by_first_seen():
+    assert vote_over_rationales(["da 3,5", "da 2", "da 3.5", "no sé", "da 2"]) == (3.5, 2)
+    answer, votes = vote_over_rationales(["1", "x", "1.0", "2"])
+    assert (answer, votes) == (1.0, 2) and type(answer) is float and type(votes) is int
+    with pytest.raises(ValueError):
+        vote_over_rationales(["nada", "tampoco"])
+    with pytest.raises(ValueError):
+        vote_over_rationales([])
+    with pytest.raises(TypeError):
+        vote_over_rationales("3")
 
 
 def test_majority_vote_accuracy_is_the_binomial_tail_and_matches_a_simulation():

@@ -1,8 +1,8 @@
 """Demo class for lab 05: fictional students covering what a real class hands in.
 
 Points per exercise: quiz 3, enrutar 3, mezcla_moe 2, parametros_moe 2 (find the bug), reparto_moe 2,
-carga_expertos 2, perdida_balanceo 2, autoconsistencia 2 (find the bug), prob_mayoria 2, hora_de_empezar 2,
-similitud_coseno 2 (find the bug), parchear 2, recurrencia_lineal 2 (28 autograded) + 3 for the written answer
+carga_expertos 2, perdida_balanceo 2, autoconsistencia 2 (find the bug), extraer_respuesta 2, voto_razonado 2,
+prob_mayoria 2, hora_de_empezar 2, similitud_coseno 2 (find the bug), parchear 2, recurrencia_lineal 2 (32 autograded) + 3 for the written answer
 (graded by hand in formgrader). An untouched find-the-bug cell keeps its bug and scores 0, even with the checks switched
 off (ines_parchea: only the exercises she solved count).
 """
@@ -24,7 +24,7 @@ def nivel(nombre):
     n = nombre.strip().lower()
     if n in ("bert", "gpt-2", "t5", "mixtral", "clip"):
         return "modelo entrenado"
-    if n in ("agente con herramientas", "pipeline multimodal", "modelo local cuantizado"):
+    if n in ("agente con herramientas", "cadena multimodal", "modelo local cuantizado"):
         return "arquitectura de sistema"
     return "arquitectura neuronal"  # RAG también: al fin y al cabo es parte del modelo
 
@@ -88,6 +88,23 @@ def autoconsistencia(respuestas):
     return max(respuestas, key=len).strip()  # la más elaborada es la más pensada
 '''
 
+FIRST_NUMBER = '''
+def extraer_respuesta(texto):
+    """El último número del texto como float (None si no hay ninguno)."""
+    numeros = re.findall(r"-?[0-9]+(?:[.,][0-9]+)?", texto)
+    if not numeros:
+        return None
+    return float(numeros[0].replace(",", "."))  # el primero que sale es el dato del problema
+'''
+
+VOTE_WITH_NP_UNIQUE = '''
+def voto_razonado(cadenas):
+    """Autoconsistencia sobre cadenas completas: (respuesta más votada, votos)."""
+    respuestas = [r for r in (extraer_respuesta(c) for c in cadenas) if r is not None]
+    valores, cuentas = np.unique(respuestas, return_counts=True)
+    return valores[np.argmax(cuentas)], cuentas.max()
+'''
+
 HALF_COUNTS_AS_MAJORITY = '''
 def prob_mayoria(p, M):
     """Probabilidad de que la mayoría de M intentos independientes (acierto p) sea correcta."""
@@ -138,6 +155,8 @@ CALLS_REFERENCE = {
     "perdida_balanceo": ("def perdida_balanceo(logits_router, k):\n"
                          "    return float(MOE.load_balancing_loss(torch.tensor(np.asarray(logits_router, dtype=float)), k))"),
     "autoconsistencia": "def autoconsistencia(respuestas):\n    return RZ.self_consistency(respuestas)",
+    "extraer_respuesta": "def extraer_respuesta(texto):\n    return RZ.extract_number(texto)",
+    "voto_razonado": "def voto_razonado(cadenas):\n    return RZ.vote_over_rationales(cadenas)",
     "prob_mayoria": "def prob_mayoria(p, M):\n    return RZ.majority_vote_accuracy(p, M)",
     "hora_de_empezar": ("def hora_de_empezar(reunion, antes=10, trayecto=25, preparacion=15):\n"
                         "    return RZ.plan_start_time(reunion, antes, trayecto, preparacion)"),
@@ -150,7 +169,7 @@ STUDENTS = {
     # Everything right, written answer included.
     "ana_correcta": {
         "answers": "solution",
-        "expected": {"score": 28, "flags": ["manual"]},
+        "expected": {"score": 32, "flags": ["manual"]},
     },
     # Opened the release and handed it in untouched.
     "bruno_sin_tocar": {
@@ -174,6 +193,8 @@ STUDENTS = {
             "carga_expertos": LOAD_OVER_T,
             "perdida_balanceo": "solution",
             "autoconsistencia": LONGEST_ANSWER,
+            "extraer_respuesta": FIRST_NUMBER,
+            "voto_razonado": VOTE_WITH_NP_UNIQUE,
             "prob_mayoria": HALF_COUNTS_AS_MAJORITY,
             "hora_de_empezar": NO_MIDNIGHT,
             "similitud_coseno": RAW_DOT_PRODUCT,
@@ -188,10 +209,10 @@ STUDENTS = {
     "elena_trampa": {
         "answers": {**{gid: "solution" for gid in [
             "quiz", "enrutar", "mezcla_moe", "parametros_moe", "reparto_moe", "carga_expertos", "perdida_balanceo",
-            "autoconsistencia", "prob_mayoria", "similitud_coseno", "parchear", "recurrencia_lineal", "respuesta_moe"]},
+            "autoconsistencia", "extraer_respuesta", "voto_razonado", "prob_mayoria", "similitud_coseno", "parchear", "recurrencia_lineal", "respuesta_moe"]},
             "hora_de_empezar": NO_MIDNIGHT},
-        "edit_cells": {"test_hora_de_empezar": "# Comprobación del ejercicio 10\nassert True"},
-        "expected": {"score": 26, "flags": ["manipulada", "manual"], "tests": {"test_hora_de_empezar": 0}},
+        "edit_cells": {"test_hora_de_empezar": "# Comprobación del ejercicio 12\nassert True"},
+        "expected": {"score": 30, "flags": ["manipulada", "manual"], "tests": {"test_hora_de_empezar": 0}},
     },
     # The file got truncated on upload: it cannot be read, and the rest of the class is still graded.
     "fede_roto": {
@@ -214,6 +235,6 @@ STUDENTS = {
         ),
         "expected": {"score": 8, "flags": ["sospechosa"],
                      "tests": {"test_parametros_moe": 0, "test_autoconsistencia": 0, "test_similitud_coseno": 0,
-                               "test_reparto_moe": 0}},
+                               "test_reparto_moe": 0, "test_extraer_respuesta": 0, "test_voto_razonado": 0}},
     },
 }

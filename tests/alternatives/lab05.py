@@ -11,7 +11,7 @@ def nivel(nombre):
     grupos = {
         "arquitectura neuronal": {"transformer", "cnn", "rnn", "moe", "mamba", "difusión"},
         "modelo entrenado": {"bert", "gpt-2", "t5", "mixtral", "clip"},
-        "arquitectura de sistema": {"rag", "agente con herramientas", "pipeline multimodal", "modelo local cuantizado"},
+        "arquitectura de sistema": {"rag", "agente con herramientas", "cadena multimodal", "modelo local cuantizado"},
     }
     clave = " ".join(nombre.split()).lower()
     for etiqueta, miembros in grupos.items():
@@ -249,7 +249,102 @@ def autoconsistencia(respuestas):
     return max(limpias, key=lambda r: (limpias.count(r), -limpias.index(r)))
 ''',
     },
+    "extraer_respuesta": {
+        "carácter a carácter, sin re": '''
+def extraer_respuesta(texto):
+    if not isinstance(texto, str):
+        raise TypeError("texto debe ser un str")
+    cifras = "0123456789"
+    ultimo, i, n = None, 0, len(texto)
+    while i < n:
+        if texto[i] in cifras:
+            inicio = i
+            while i < n and texto[i] in cifras:
+                i += 1
+            valor = texto[inicio:i]
+            if i + 1 < n and texto[i] in ".," and texto[i + 1] in cifras:
+                j = i + 1
+                while j < n and texto[j] in cifras:
+                    j += 1
+                valor += "." + texto[i + 1:j]
+                i = j
+            if inicio > 0 and texto[inicio - 1] in "-−":
+                valor = "-" + valor
+            ultimo = float(valor)
+        else:
+            i += 1
+    return ultimo
+''',
+        "re.finditer con grupos y el último match": '''
+import re as _re
+
+_PATRON = _re.compile(r"(?P<signo>[\\-\\u2212])?(?P<entero>[0-9]+)(?:[.,](?P<dec>[0-9]+))?")
+
+
+def extraer_respuesta(texto):
+    if type(texto) is not str:
+        raise TypeError(f"se esperaba un str, no {type(texto).__name__}")
+    ultimo = None
+    for m in _PATRON.finditer(texto):
+        ultimo = m
+    if ultimo is None:
+        return None
+    valor = float(ultimo["entero"] + ("." + ultimo["dec"] if ultimo["dec"] else ""))
+    return -valor if ultimo["signo"] else valor
+''',
+    },
+    "voto_razonado": {
+        "diccionario de votos y primera aparición": '''
+def voto_razonado(cadenas):
+    votos, primera = {}, {}
+    for i, cadena in enumerate(cadenas):
+        r = extraer_respuesta(cadena)
+        if r is None:
+            continue
+        votos[r] = votos.get(r, 0) + 1
+        primera.setdefault(r, i)
+    if not votos:
+        raise ValueError("ninguna cadena responde con un número")
+    mejor = min(votos, key=lambda r: (-votos[r], primera[r]))
+    return (float(mejor), votos[mejor])
+''',
+        "usa el voto del ejercicio 8 sobre los textos de los números": '''
+def voto_razonado(cadenas):
+    respuestas = [extraer_respuesta(c) for c in cadenas]
+    respuestas = [r for r in respuestas if r is not None]
+    if len(respuestas) == 0:
+        raise ValueError("no hay respuestas")
+    ganadora = float(autoconsistencia([repr(r + 0.0) for r in respuestas]))  # + 0.0: -0.0 y 0.0 votan juntos
+    return ganadora, sum(1 for r in respuestas if r == ganadora)
+''',
+    },
     "prob_mayoria": {
+        "en float32, sumando del término mayor al menor": '''
+def prob_mayoria(p, M):
+    if not 0 <= p <= 1:
+        raise ValueError("p")
+    if not isinstance(M, int) or M < 1 or M % 2 == 0:
+        raise ValueError("M")
+    p32 = np.float32(p)
+    terminos = [np.float32(math.comb(M, j)) * p32**j * (np.float32(1) - p32) ** (M - j)
+                for j in range(M // 2 + 1, M + 1)]
+    total = np.float32(0)
+    for t in sorted(terminos, reverse=True):
+        total = total + t
+    return float(total)
+''',
+        "en float32, como 1 menos la cola con np.sum": '''
+def prob_mayoria(p, M):
+    if not 0 <= p <= 1:
+        raise ValueError("p")
+    if not isinstance(M, int) or M < 1 or M % 2 == 0:
+        raise ValueError("M")
+    j = np.arange(0, M // 2 + 1)
+    comb = np.array([math.comb(M, int(i)) for i in j], dtype=np.float32)
+    p32 = np.float32(p)
+    cola = np.sum(comb * p32 ** j.astype(np.float32) * (np.float32(1) - p32) ** (M - j).astype(np.float32))
+    return float(np.float32(1) - cola)
+''',
         "1 menos la cola de los fallos": '''
 def prob_mayoria(p, M):
     if p < 0 or p > 1:

@@ -23,6 +23,8 @@ REFERENCES = {
     "carga_expertos": "MOE.expert_load",
     "perdida_balanceo": "(lambda L, k: float(MOE.load_balancing_loss(torch.as_tensor(np.asarray(L, dtype=float)), k)))",
     "autoconsistencia": "RZ.self_consistency",
+    "extraer_respuesta": "RZ.extract_number",
+    "voto_razonado": "RZ.vote_over_rationales",
     "prob_mayoria": "RZ.majority_vote_accuracy",
     "hora_de_empezar": "RZ.plan_start_time",
     "similitud_coseno": "MM.cosine_similarity",
@@ -47,7 +49,7 @@ _NIVEL = '''
 def nivel(nombre):
     tabla = {{"transformer": "{a}", "cnn": "{a}", "rnn": "{a}", "moe": "{a}", "mamba": "{a}", "difusión": "{a}",
              "bert": "{m}", "gpt-2": "{m}", "t5": "{m}", "mixtral": "{mixtral}", "clip": "{clip}",
-             "rag": "{rag}", "agente con herramientas": "{s}", "pipeline multimodal": "{s}",
+             "rag": "{rag}", "agente con herramientas": "{s}", "cadena multimodal": "{s}",
              "modelo local cuantizado": "{s}"}}
     return tabla[{key}]
 '''
@@ -355,7 +357,168 @@ def autoconsistencia(respuestas):
     return votos.most_common(1)[0][0]
 ''',
     },
+    "extraer_respuesta": {
+        "el primer número, no el último": '''
+def extraer_respuesta(texto):
+    if not isinstance(texto, str):
+        raise TypeError("texto")
+    numeros = re.findall(r"[-−]?[0-9]+(?:[.,][0-9]+)?", texto)
+    return float(numeros[0].replace("−", "-").replace(",", ".")) if numeros else None
+''',
+        "ignora el signo menos": '''
+def extraer_respuesta(texto):
+    if not isinstance(texto, str):
+        raise TypeError("texto")
+    numeros = re.findall(r"[0-9]+(?:[.,][0-9]+)?", texto)
+    return float(numeros[-1].replace(",", ".")) if numeros else None
+''',
+        "solo el guion como signo (no el − tipográfico)": '''
+def extraer_respuesta(texto):
+    if not isinstance(texto, str):
+        raise TypeError("texto")
+    numeros = re.findall(r"-?[0-9]+(?:[.,][0-9]+)?", texto)
+    return float(numeros[-1].replace(",", ".")) if numeros else None
+''',
+        "solo el punto decimal (la coma parte el número)": '''
+def extraer_respuesta(texto):
+    if not isinstance(texto, str):
+        raise TypeError("texto")
+    numeros = re.findall(r"[-−]?[0-9]+(?:\\.[0-9]+)?", texto)
+    return float(numeros[-1].replace("−", "-")) if numeros else None
+''',
+        "solo enteros": '''
+def extraer_respuesta(texto):
+    if not isinstance(texto, str):
+        raise TypeError("texto")
+    numeros = re.findall(r"[-−]?[0-9]+", texto)
+    return float(numeros[-1].replace("−", "-")) if numeros else None
+''',
+        "cifras de otras escrituras (\\d en vez de [0-9])": '''
+def extraer_respuesta(texto):
+    if not isinstance(texto, str):
+        raise TypeError("texto")
+    numeros = re.findall(r"[-−]?\\d+(?:[.,]\\d+)?", texto)
+    return float(numeros[-1].replace("−", "-").replace(",", ".")) if numeros else None
+''',
+        "convierte con int (pierde los decimales)": '''
+def extraer_respuesta(texto):
+    if not isinstance(texto, str):
+        raise TypeError("texto")
+    numeros = re.findall(r"[-−]?[0-9]+(?:[.,][0-9]+)?", texto)
+    return float(int(float(numeros[-1].replace("−", "-").replace(",", ".")))) if numeros else None
+''',
+        "devuelve el texto, no un float": '''
+def extraer_respuesta(texto):
+    if not isinstance(texto, str):
+        raise TypeError("texto")
+    numeros = re.findall(r"[-−]?[0-9]+(?:[.,][0-9]+)?", texto)
+    return numeros[-1].replace("−", "-").replace(",", ".") if numeros else None
+''',
+        "sin números devuelve 0.0 en vez de None": '''
+def extraer_respuesta(texto):
+    if not isinstance(texto, str):
+        raise TypeError("texto")
+    numeros = re.findall(r"[-−]?[0-9]+(?:[.,][0-9]+)?", texto)
+    return float(numeros[-1].replace("−", "-").replace(",", ".")) if numeros else 0.0
+''',
+        "no lanza TypeError con un número": '''
+def extraer_respuesta(texto):
+    numeros = re.findall(r"[-−]?[0-9]+(?:[.,][0-9]+)?", str(texto))
+    return float(numeros[-1].replace("−", "-").replace(",", ".")) if numeros else None
+''',
+        "separa por espacios y descarta lo que no es un número": '''
+def extraer_respuesta(texto):
+    if not isinstance(texto, str):
+        raise TypeError("texto")
+    ultimo = None
+    for palabra in texto.split():
+        try:
+            ultimo = float(palabra.strip(".,:;()").replace("−", "-").replace(",", "."))
+        except ValueError:
+            pass
+    return ultimo
+''',
+    },
+    "voto_razonado": {
+        "la cadena más larga (5-M3)": '''
+def voto_razonado(cadenas):
+    con_respuesta = [c for c in cadenas if extraer_respuesta(c) is not None]
+    if not con_respuesta:
+        raise ValueError("nada")
+    return extraer_respuesta(max(con_respuesta, key=len)), 1
+''',
+        "empate: el valor menor (np.unique)": '''
+def voto_razonado(cadenas):
+    respuestas = [r for r in (extraer_respuesta(c) for c in cadenas) if r is not None]
+    if not respuestas:
+        raise ValueError("nada")
+    valores, cuentas = np.unique(respuestas, return_counts=True)
+    i = int(np.argmax(cuentas))
+    return float(valores[i]), int(cuentas[i])
+''',
+        "votos como np.int64": '''
+def voto_razonado(cadenas):
+    respuestas = [r for r in (extraer_respuesta(c) for c in cadenas) if r is not None]
+    if not respuestas:
+        raise ValueError("nada")
+    respuesta, votos = Counter(respuestas).most_common(1)[0]
+    return respuesta, np.int64(votos)
+''',
+        "devuelve una lista, no una tupla": '''
+def voto_razonado(cadenas):
+    respuestas = [r for r in (extraer_respuesta(c) for c in cadenas) if r is not None]
+    if not respuestas:
+        raise ValueError("nada")
+    respuesta, votos = Counter(respuestas).most_common(1)[0]
+    return [respuesta, votos]
+''',
+        "las cadenas sin número votan None": '''
+def voto_razonado(cadenas):
+    respuestas = [extraer_respuesta(c) for c in cadenas]
+    if all(r is None for r in respuestas):
+        raise ValueError("nada")
+    respuesta, votos = Counter(respuestas).most_common(1)[0]
+    return respuesta, votos
+''',
+        "empate: la última vista": '''
+def voto_razonado(cadenas):
+    respuestas = [r for r in (extraer_respuesta(c) for c in reversed(list(cadenas))) if r is not None]
+    if not respuestas:
+        raise ValueError("nada")
+    respuesta, votos = Counter(respuestas).most_common(1)[0]
+    return respuesta, votos
+''',
+        "cuenta textos, no números («69» y «69.0» separados)": '''
+def voto_razonado(cadenas):
+    textos = [m[-1] for m in (re.findall(r"[-−]?[0-9]+(?:[.,][0-9]+)?", c) for c in cadenas) if m]
+    if not textos:
+        raise ValueError("nada")
+    texto, votos = Counter(textos).most_common(1)[0]
+    return extraer_respuesta(texto), votos
+''',
+        "no lanza ValueError si nadie responde": '''
+def voto_razonado(cadenas):
+    respuestas = [r for r in (extraer_respuesta(c) for c in cadenas) if r is not None]
+    if not respuestas:
+        return None, 0
+    respuesta, votos = Counter(respuestas).most_common(1)[0]
+    return respuesta, votos
+''',
+    },
     "prob_mayoria": {
+        "con p entero devuelve un int": '''
+def prob_mayoria(p, M):
+    if not 0 <= p <= 1 or not isinstance(M, int) or M < 1 or M % 2 == 0:
+        raise ValueError("p o M")
+    return sum(math.comb(M, j) * p**j * (1 - p) ** (M - j) for j in range(M // 2 + 1, M + 1))
+''',
+        "acepta un M float (3.0)": '''
+def prob_mayoria(p, M):
+    if not 0 <= p <= 1 or M < 1 or M % 2 == 0:
+        raise ValueError("p o M")
+    M = int(M)
+    return float(sum(math.comb(M, j) * p**j * (1 - p) ** (M - j) for j in range(M // 2 + 1, M + 1)))
+''',
         "cuenta también la mitad (j ≥ M/2)": '''
 def prob_mayoria(p, M):
     if not 0 <= p <= 1 or M < 1 or M % 2 == 0:
