@@ -43,6 +43,9 @@ class Limits:
     total_timeout: int = 900  # seconds of wall time for the whole submission
     cpu_seconds: int = 900  # CPU time per process
     memory_bytes: int = 4 * 1024 * MIB  # address space per process (torch alone maps ~0.8 GiB)
+    # The whole submission: the memory of all its processes (PSS) plus what its tmpfs folders hold. Watched
+    # from outside (execute.JailMemory) and the jail killed past it: per-process limits do not add up.
+    jail_memory_bytes: int = 6 * 1024 * MIB
     processes: int = 128  # processes and threads of the jail's user (kernel and runner: ~25 threads)
     open_files: int = 512
     file_bytes: int = 256 * MIB  # largest file it may write
