@@ -152,7 +152,7 @@ def _collect(cmd: list[str], payload: bytes, limits: Limits, out: RunOutput, cwd
     selector.register(proc.stdout, selectors.EVENT_READ, "out")
     selector.register(proc.stderr, selectors.EVENT_READ, "err")
     buffer, received, stderr = bytearray(), 0, bytearray()
-    memory = JailMemory(proc.pid, tmpfs=isolated)  # without a jail, /tmp is the host's: not the submission's
+    memory = JailMemory(proc.pid, tmpfs=isolated, tmpfs_size=limits.tmpfs_bytes)  # without a jail, /tmp is the host's: not the submission's
     next_sample = start
     try:
         while selector.get_map():
@@ -211,8 +211,8 @@ class JailMemory:
     """What a jail holds right now: the PSS of every process under bwrap (shared pages counted once) and the
     bytes its tmpfs folders hold (RAM too, and no process's). Read from /proc, outside the jail."""
 
-    def __init__(self, bwrap_pid: int, tmpfs: bool = True):
-        self.root, self.tmpfs = bwrap_pid, tmpfs
+    def __init__(self, bwrap_pid: int, tmpfs: bool = True, tmpfs_size: int = Limits.tmpfs_bytes):
+        self.root, self.tmpfs, self.tmpfs_size = bwrap_pid, tmpfs, tmpfs_size
         self.page = os.sysconf("SC_PAGE_SIZE")
 
     def processes(self) -> list[int]:
@@ -247,13 +247,15 @@ class JailMemory:
             return 0
 
     def _tmpfs(self, pids: list[int]) -> int:
-        for pid in pids[1:] or pids:  # any process inside sees the jail's mounts through /proc/<pid>/root
+        for pid in pids:  # any process inside sees the jail's mounts through /proc/<pid>/root
             total, ok = 0, False
             for folder in JAIL_TMPFS:
                 try:
                     st = os.statvfs(f"/proc/{pid}/root{folder}")
                 except OSError:
                     continue
+                if abs(st.f_blocks * st.f_frsize - self.tmpfs_size) > 2**20:
+                    continue  # not the jail's tmpfs (bwrap before it mounted them: the host's /tmp)
                 ok = True
                 total += (st.f_blocks - st.f_bfree) * st.f_frsize
             if ok:
