@@ -109,11 +109,13 @@ def batch(request, tmp_path_factory):
     labs = {name: Lab(name) for name in sorted({lab for labs in plan.values() for lab in labs})}
     for name, case_labs in plan.items():
         for lab in case_labs:
-            folder = submitted / name / lab
+            folder = submitted / BY_NAME[name].student / lab
             folder.mkdir(parents=True)
             for rel, data in BY_NAME[name].build(labs[lab], ctx).items():
                 if isinstance(data, tuple) and data[0] == "symlink":
                     (folder / rel).symlink_to(data[1])
+                elif isinstance(data, tuple) and data[0] == "dir":
+                    (folder / rel).mkdir()
                 else:
                     (folder / rel).write_bytes(data)
     watched = [REPO / "course" / "submitted", REPO / "course" / "demo", REPO / "solutions", REPO / "labs",
@@ -122,7 +124,8 @@ def batch(request, tmp_path_factory):
     start = time.monotonic()
     proc = subprocess.run(
         [sys.executable, str(REPO / "course" / "tools" / "grade.py"), "--submitted", str(submitted), "--root",
-         str(root), "--labs", *labs, "--cell-timeout", "10", "--total-timeout", "300", "--memory", "2048"],
+         str(root), "--labs", *labs, "--cell-timeout", "10", "--total-timeout", "300", "--memory", "2048",
+         "--jail-memory", "2560"],
         capture_output=True, text=True, timeout=3600, env=dict(os.environ, LLMLAB_JAIL_UID_BASE=str(JAIL_BASE)),
     )
     seconds = time.monotonic() - start
@@ -145,7 +148,7 @@ def _write_table(info) -> None:
     lines = ["| caso | lab | resultado | marcas | qué hace |", "|---|---|---|---|---|"]
     for name, labs in sorted(info["plan"].items()):
         for lab in labs:
-            r = info["results"].get((name, lab), {})
+            r = info["results"].get((BY_NAME[name].student, lab), {})
             score = "—" if r.get("score") is None else f"{r['score']:g}/{r.get('max_score', 0):g}"
             lines.append(f"| {name} | {lab[:5]} | {score} | {', '.join(r.get('flags', []))} | {BY_NAME[name].what} |")
     lines.append(f"\n{len(info['results'])} entregas en {info['seconds']:.0f} s")
@@ -159,7 +162,7 @@ def test_the_batch_finishes(batch):
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     for name, labs in batch["plan"].items():
         for lab in labs:
-            assert (name, lab) in batch["results"], f"no result for {name} / {lab}"
+            assert (BY_NAME[name].student, lab) in batch["results"], f"no result for {name} / {lab}"
 
 
 def test_the_control_keeps_full_marks(batch):
@@ -174,7 +177,7 @@ def test_case(batch, name):
     case = BY_NAME[name]
     expect = case.expect
     for lab in batch["plan"][name]:
-        r = batch["results"][(name, lab)]
+        r = batch["results"][(case.student, lab)]
         flags = set(r["flags"])
         assert expect.flags <= flags, (lab, r)
         assert not (expect.no_flags & flags), (lab, r)
@@ -191,7 +194,7 @@ def test_case(batch, name):
                 else:
                     assert r["tests"][test_id] <= points, (lab, test_id, r)
         if expect.outputs or expect.no_outputs:
-            text = _outputs(batch["root"] / "autograded" / name / lab / f"{lab}.ipynb")
+            text = _outputs(batch["root"] / "autograded" / case.student / lab / f"{lab}.ipynb")
             for needle in expect.outputs:
                 assert needle in text, (lab, needle)
             for needle in expect.no_outputs:
