@@ -68,6 +68,9 @@ def kernel_env() -> dict[str, str]:
         # message (feedback.render). LLMLAB_TRACEBACK=short in the instructor's environment turns it off.
         "LLMLAB_TRACEBACK": os.environ.get("LLMLAB_TRACEBACK", "full"),
     }
+    package = _llmlab_package()
+    if package:  # the kernel imports the llmlab this grader imports (bound read-only at the same path)
+        env["PYTHONPATH"] = os.path.dirname(package)
     # CPU numerics settings of the instructor's machine pass through (threads, MKL's reproducibility mode):
     # grades must not depend on them, and a grader can only show that if the kernels really run with them.
     for key in NUMERICS_VARS:
@@ -75,6 +78,16 @@ def kernel_env() -> dict[str, str]:
         if value is not None and _SAFE_VALUE.fullmatch(value):
             env[key] = value
     return env
+
+
+def _llmlab_package() -> str | None:
+    """Where this process's llmlab package is (an editable install may point elsewhere than PYTHONPATH)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("llmlab")
+    if spec and spec.submodule_search_locations:
+        return os.path.realpath(list(spec.submodule_search_locations)[0])
+    return None
 
 
 NUMERICS_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "MKL_CBWR", "MKL_DYNAMIC",
