@@ -39,6 +39,7 @@ JAIL_UIDS = range(JAIL_BASE, JAIL_BASE + 1_000_000)
 LABS = labtools.lab_names()
 BY_NAME = {c.name: c for c in CASES}
 CONTROLS = ("control_full", "control_wrong")
+JAIL_MEMORY_MIB = 2560  # the bound on a whole submission (fork_memory goes past it with libc-forked children)
 
 
 def _params():
@@ -125,7 +126,7 @@ def batch(request, tmp_path_factory):
     proc = subprocess.run(
         [sys.executable, str(REPO / "course" / "tools" / "grade.py"), "--submitted", str(submitted), "--root",
          str(root), "--labs", *labs, "--cell-timeout", "10", "--total-timeout", "300", "--memory", "2048",
-         "--jail-memory", "2560"],
+         "--jail-memory", str(JAIL_MEMORY_MIB)],
         capture_output=True, text=True, timeout=3600, env=dict(os.environ, LLMLAB_JAIL_UID_BASE=str(JAIL_BASE)),
     )
     seconds = time.monotonic() - start
@@ -151,7 +152,8 @@ def _write_table(info) -> None:
             r = info["results"].get((BY_NAME[name].student, lab), {})
             score = "—" if r.get("score") is None else f"{r['score']:g}/{r.get('max_score', 0):g}"
             lines.append(f"| {name} | {lab[:5]} | {score} | {', '.join(r.get('flags', []))} | {BY_NAME[name].what} |")
-    lines.append(f"\n{len(info['results'])} entregas en {info['seconds']:.0f} s")
+    lines.append(f"\n{len(info['results'])} entregas en {info['seconds']:.0f} s; memoria por entrega (procesos + "
+                 f"ficheros temporales): {JAIL_MEMORY_MIB} MiB")
     out = REPO / "build" / "hostile"
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{'-'.join(sorted(info['labs']))[:80]}.md").write_text("\n".join(lines) + "\n")
