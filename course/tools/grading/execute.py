@@ -176,7 +176,7 @@ def _collect(cmd: list[str], payload: bytes, limits: Limits, out: RunOutput, cwd
                 break
             if now >= next_sample:
                 next_sample = now + MEMORY_SAMPLE_SECONDS
-                processes, files = memory.sample()
+                processes, files = memory.sample(limits.jail_memory_bytes)
                 out.peak_memory = max(out.peak_memory, processes + files)
                 if processes + files > limits.jail_memory_bytes:
                     out.killed = (f"superó el límite de memoria de la entrega ({limits.jail_memory_bytes // 2**20} "
@@ -216,7 +216,7 @@ def _collect(cmd: list[str], payload: bytes, limits: Limits, out: RunOutput, cwd
         out.error = f"el corrector no arrancó (código {proc.returncode}): {out.stderr[-600:]}"
 
 
-MEMORY_SAMPLE_SECONDS = 0.25
+MEMORY_SAMPLE_SECONDS = 0.5
 JAIL_TMPFS = ("/tmp", "/dev/shm", HOME)
 
 
@@ -245,7 +245,15 @@ class JailMemory:
             todo.extend(children.get(pid, []))
         return found
 
+    def _rss(self, pid: int) -> int:
+        try:
+            with open(f"/proc/{pid}/statm", "rb") as fh:
+                return int(fh.read().split()[1]) * self.page
+        except (OSError, ValueError, IndexError):
+            return 0
+
     def _pss(self, pid: int) -> int:
+        """Proportional set size: shared pages (a forked child's, libraries) split between their users."""
         try:
             with open(f"/proc/{pid}/smaps_rollup", "rb") as fh:
                 for line in fh:
@@ -253,11 +261,7 @@ class JailMemory:
                         return int(line.split()[1]) * 1024
         except (OSError, ValueError):
             pass
-        try:  # not ours to read (an undumpable process, no privileges): its resident pages, shared ones included
-            with open(f"/proc/{pid}/statm", "rb") as fh:
-                return int(fh.read().split()[1]) * self.page
-        except (OSError, ValueError, IndexError):
-            return 0
+        return self._rss(pid)  # not ours to read (an undumpable process, no privileges): its resident pages
 
     def _tmpfs(self, pids: list[int]) -> int:
         for pid in pids:  # any process inside sees the jail's mounts through /proc/<pid>/root
@@ -275,10 +279,15 @@ class JailMemory:
                 return total
         return 0
 
-    def sample(self) -> tuple[int, int]:
-        """(bytes in processes, bytes in tmpfs files)."""
+    def sample(self, bound: int | None = None) -> tuple[int, int]:
+        """(bytes in processes, bytes in tmpfs files). Resident sizes are cheap and never less than PSS: the
+        exact PSS (which walks page tables) is read only when they add up to more than `bound`."""
         pids = self.processes()
-        return sum(self._pss(pid) for pid in pids), self._tmpfs(pids) if self.tmpfs else 0
+        files = self._tmpfs(pids) if self.tmpfs else 0
+        resident = sum(self._rss(pid) for pid in pids)
+        if bound is not None and resident + files <= bound:
+            return resident, files
+        return sum(self._pss(pid) for pid in pids), files
 
 
 def _feed(stdin, payload: bytes) -> None:
