@@ -187,14 +187,13 @@ def test_a_name_with_a_newline_stays_on_one_line():
 
 def test_cpu_numerics_settings_reach_the_kernel(monkeypatch):
     monkeypatch.setenv("MKL_CBWR", "COMPATIBLE")
+    monkeypatch.setenv("ATEN_CPU_CAPABILITY", "default; rm -rf /")  # not a setting: not passed
     monkeypatch.setenv("OMP_NUM_THREADS", "3")
-    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1; rm -rf /")  # not a setting: not passed
     monkeypatch.setenv("SECRET_TOKEN", "x")
     env = execute.kernel_env()
-    assert env["MKL_CBWR"] == "COMPATIBLE" and env["OMP_NUM_THREADS"] == "3"
-    assert env["OPENBLAS_NUM_THREADS"] == "1" and "SECRET_TOKEN" not in env
-    monkeypatch.delenv("OMP_NUM_THREADS")
-    assert execute.kernel_env()["OMP_NUM_THREADS"] == "1"  # the default when the instructor sets nothing
+    assert env["MKL_CBWR"] == "COMPATIBLE" and "ATEN_CPU_CAPABILITY" not in env and "SECRET_TOKEN" not in env
+    assert env["OMP_NUM_THREADS"] == "1"  # every submission gets one thread, whatever the machine
+    assert os.path.isdir(os.path.join(env["PYTHONPATH"], "llmlab"))  # the llmlab this grader replays with
 
 
 # ---------------------------------------------------------------------------------------------- (3) orphans

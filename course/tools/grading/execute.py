@@ -71,11 +71,11 @@ def kernel_env() -> dict[str, str]:
     package = _llmlab_package()
     if package:  # the kernel imports the llmlab this grader imports (bound read-only at the same path)
         env["PYTHONPATH"] = os.path.dirname(package)
-    # CPU numerics settings of the instructor's machine pass through (threads, MKL's reproducibility mode):
-    # grades must not depend on them, and a grader can only show that if the kernels really run with them.
-    for key in NUMERICS_VARS:
+    # The numerical code paths of MKL and of torch's kernels follow the instructor's environment, so the suite can
+    # check that no grade depends on them (tests/test_numerics.py); threads stay at one for every submission.
+    for key in NUMERICS_VARIABLES:
         value = os.environ.get(key)
-        if value is not None and _SAFE_VALUE.fullmatch(value):
+        if value is not None and _SAFE_VALUE.fullmatch(value):  # a setting, not a way to smuggle text in
             env[key] = value
     return env
 
@@ -90,8 +90,8 @@ def _llmlab_package() -> str | None:
     return None
 
 
-NUMERICS_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "MKL_CBWR", "MKL_DYNAMIC",
-                 "MKL_ENABLE_INSTRUCTIONS", "OMP_DYNAMIC", "KMP_DETERMINISTIC_REDUCTION", "ATEN_CPU_CAPABILITY")
+# Variables that choose a numerical code path without changing what the code computes (up to rounding).
+NUMERICS_VARIABLES = ("MKL_CBWR", "MKL_ENABLE_INSTRUCTIONS", "ATEN_CPU_CAPABILITY")
 _SAFE_VALUE = re.compile(r"[A-Za-z0-9_,.]{1,40}")
 
 
