@@ -15,7 +15,6 @@ import io
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import textwrap

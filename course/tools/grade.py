@@ -168,7 +168,10 @@ def export_only(root: Path, labs: list[str] | None) -> int:
             print(f"!! {rpt.printable(student)} / {lab}: no se pudo rehacer en el gradebook ({type(exc).__name__}); "
                   "ejecuta `make grade`.", file=sys.stderr)
     old = rpt.read_report(root) or {}
-    previous = journaled or [Result.from_dict(r) for r in old.get("results", [])]
+    reported = [Result.from_dict(r) for r in old.get("results", [])]
+    known = {(r.student, r.lab) for r in journaled}
+    # Journaled results first; from the report, what the journal never holds (errors of the grader, no submission).
+    previous = journaled + [r for r in reported if (r.student, r.lab) not in known] if journaled else reported
     labs, students, results = gbook.results_from_gradebook(root, labs, previous)
     if not results and (old.get("results") or journaled):
         print(f"!! El gradebook de {root} no tiene ninguna entrega y el informe o el diario sí: no se sobrescribe "
