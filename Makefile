@@ -68,7 +68,7 @@ sysdeps:
 
 grade: $(VENV)/.installed sysdeps
 	$(PY) $(TOOLS)/grade.py $(if $(SUBMITTED),--submitted "$(SUBMITTED)") $(if $(LABS),--labs $(LABS)) \
-	  $(if $(CLUSTER),--cluster "$(CLUSTER)") $(if $(JOBS),--jobs $(JOBS)) $(if $(FRESH),--fresh)
+	  $(if $(CLUSTER),--cluster "$(CLUSTER)") $(if $(JOBS),--jobs $(JOBS)) $(if $(FRESH),--fresh) $(if $(JAIL_MEMORY),--jail-memory $(JAIL_MEMORY))
 
 grades: $(VENV)/.installed
 	$(PY) $(TOOLS)/grade.py --export-only $(if $(SUBMITTED),--submitted "$(SUBMITTED)") $(if $(LABS),--labs $(LABS))

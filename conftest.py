@@ -38,6 +38,7 @@ LAYERS = {
     "parity": [
         "test_model_hf_parity.py", "test_moe_hf_parity.py", "test_sampling_hf_parity.py", "test_to_hf.py",
         "test_lora_peft.py", "test_quant_gguf.py", "test_serve_server.py", "test_serve_openai.py",
+        "test_library_refusals.py",
     ],
     "labs": [
         "test_lab_structure.py", "test_lab_mutants.py", "test_lab_alternatives.py", "test_lab08_server_cleanup.py",
@@ -46,15 +47,16 @@ LAYERS = {
     ],
     "grading": [
         "test_grading.py", "test_grading_dask.py", "test_grading_export.py", "test_grading_resume.py",
-        "test_grading_stages.py", "hostile/",
+        "test_grading_stages.py", "test_grading_faults.py", "test_grading_operations.py", "hostile/",
     ],
     "e2e": [
         "browser/", "test_wheel_install.py", "test_site.py", "test_dist.py", "test_serve_launcher.py",
     ],
 }
-# The heaviest end-to-end files (a browser, fresh virtual environments, the whole bundle built and graded):
+# The heaviest end-to-end files (a browser, fresh virtual environments, the whole bundle built and graded,
+# grade.py under operational faults):
 # `make test` leaves them to `make test-all` and CI.
-HEAVY = ("browser/", "test_wheel_install.py", "test_dist.py")
+HEAVY = ("browser/", "test_wheel_install.py", "test_dist.py", "test_grading_operations.py")
 # Files whose tests run notebooks in a Jupyter kernel (nbval's items get the mark too).
 NOTEBOOK_FILES = {"test_lab08_server_cleanup.py", "test_execute_labs.py", "test_wheel_install.py", "test_numerics.py"}
 

@@ -108,6 +108,13 @@ def _check_exportable(model) -> ModelConfig:
         problems.append(f"mlp={c.mlp!r} (needs 'swiglu')")
     if c.bias:
         problems.append("bias=True (Llama has no biases)")
+    if c.qk_norm:
+        problems.append("qk_norm=True (Qwen3's RMSNorm on each head's q and k: a llama file has no tensors for it)")
+    if c.n_experts:
+        problems.append(f"n_experts={c.n_experts} (a mixture of experts: a llama file has one dense MLP per layer)")
+    if any(".lora_" in name for name, _ in model.named_parameters()):
+        problems.append("LoRA layers (merge them first with llmlab.lora.unload(model), or export the base "
+                        "and save the adapter with llmlab.lora.save_adapter)")
     if problems:
         raise ValueError("to_gguf writes Llama-style models only; this one has " + ", ".join(problems))
     return c
@@ -122,6 +129,9 @@ def _float_state(model: Transformer) -> dict[str, np.ndarray]:
         state[f"{name}.weight"] = layer.dequantize().detach().float().cpu().numpy()
     if model.config.tie_embeddings:
         state["lm_head.weight"] = state["tok_emb.weight"]
+    missing = sorted(set(gguf_tensor_names(model.config.n_layers)) - set(state))
+    if missing:  # never write a file without some of the model's tensors
+        raise ValueError(f"to_gguf cannot represent this model: no llama tensor for {', '.join(missing[:4])}")
     return state
 
 

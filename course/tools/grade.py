@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -28,6 +29,8 @@ import labtools
 from grading import gradebook as gbook
 from grading import report as rpt
 from grading.executors import DaskExecutor, LocalExecutor
+from grading.files import Busy, grading_lock, write_failure
+from grading.journal import Journal
 from grading.pipeline import Course, grade_class
 from grading.records import Result
 from grading.sandbox import Limits
@@ -41,6 +44,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cell-timeout", type=int, default=120, help="seconds per cell (default 120)")
     parser.add_argument("--total-timeout", type=int, default=900, help="seconds per submission (default 900)")
     parser.add_argument("--memory", type=int, default=4096, help="MiB of address space per process (default 4096)")
+    parser.add_argument("--jail-memory", type=int, default=Limits.jail_memory_bytes // 2**20,
+                        help="MiB for a whole submission: all its processes plus its temporary files "
+                             f"(default {Limits.jail_memory_bytes // 2**20})")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                         help="submissions graded at once on this machine (default: every core)")
     parser.add_argument("--cluster", default=os.environ.get("DASK_SCHEDULER_ADDRESS"),
@@ -59,24 +65,53 @@ def main(argv: list[str] | None = None) -> int:
     else:
         root = args.root or labtools.COURSE
     root = Path(root).resolve()
-    if args.export_only:
-        return export_only(root, args.labs)
+    try:
+        with grading_lock(root):
+            return export_only(root, args.labs) if args.export_only else grade(args, root)
+    except Busy as exc:
+        print(f"!! Ya hay otra corrección en marcha en {root} ({exc}): no se corrige dos veces a la vez. Espera a "
+              "que termine (o deténla) y vuelve a ejecutar esta orden.", file=sys.stderr)
+        return 3
+    except KeyboardInterrupt:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not interrupt the goodbye
+        print(f"\n!! Corrección interrumpida. {_kept(root)} Vuelve a ejecutar la misma orden y seguirá donde lo "
+              "dejó, sin repetir lo ya corregido.", file=sys.stderr)
+        return 130
+    except Exception as exc:  # noqa: BLE001 - only a folder that cannot be written is explained; the rest raises
+        why = write_failure(exc)
+        if why is None:
+            raise
+        print(f"\n!! No se puede escribir en {root}: {why} ({type(exc).__name__}: {str(exc)[:160]}). "
+              f"{_kept(root)} Libera espacio o da permiso de escritura y vuelve a ejecutar la misma orden: seguirá "
+              "donde lo dejó.", file=sys.stderr)
+        return 4
 
+
+def _kept(root: Path) -> str:
+    n = sum(1 for p in (root / "journal").glob("*/*.json") if p.parent.name != "kits")
+    return (f"Lo ya corregido está a salvo en el diario ({rpt.count(n, 'entrega')} en {root / 'journal'}); "
+            "gradebook.db, grades.csv y el informe se rehacen desde él.")
+
+
+def grade(args, root: Path) -> int:
     labs = args.labs or labtools.lab_names()
     unknown = [lab for lab in labs if lab not in labtools.lab_names()]
     if unknown:
         raise SystemExit(f"Unknown lab(s): {', '.join(unknown)}. Known: {', '.join(labtools.lab_names())}")
     submitted = args.submitted.resolve() if args.submitted is not None else root / "submitted"
     limits = Limits(cell_timeout=args.cell_timeout, total_timeout=args.total_timeout,
-                    cpu_seconds=args.total_timeout, memory_bytes=args.memory * 2**20)
+                    cpu_seconds=args.total_timeout, memory_bytes=args.memory * 2**20,
+                    jail_memory_bytes=args.jail_memory * 2**20)
     course = Course(root=root, course_dir=labtools.COURSE, solutions=labtools.SOLUTIONS)
     say = (lambda *a: None) if args.quiet else (lambda *a: print(*a, flush=True))
     executor = DaskExecutor(args.cluster) if args.cluster else LocalExecutor(args.jobs)
     start = time.perf_counter()
     try:
         students, results, facts = grade_class(course, submitted, labs, executor, limits, fresh=args.fresh, say=say)
-    finally:
-        executor.close()
+    except BaseException:
+        executor.abort()  # Ctrl-C, a full disk: stop the workers and their jails now, not after their tasks
+        raise
+    executor.close()
     results = gbook.with_manual_scores(root, results)
     gbook.export_csv(root, results)
     rpt.write_report(root, labs, students, results, facts)
@@ -92,7 +127,11 @@ def main(argv: list[str] | None = None) -> int:
         print()
     print(f"{rpt.count(facts['graded_now'], 'entrega corregida')} ahora, "
           f"{rpt.count(facts['reused_from_journal'], 'reutilizada', 'reutilizadas')} del diario "
-          f"({executor.name}, {rpt.count(executor.jobs, 'proceso')}; aislamiento: {facts['sandbox']['mode']}).")
+          f"({executor.name}, {rpt.count(executor.jobs, 'proceso')}; aislamiento: {facts['sandbox']['mode']}; "
+          f"memoria por entrega: {limits.jail_memory_bytes / 2**30:g} GiB entre procesos y ficheros temporales).")
+    if facts["grader_errors"]:
+        print(f"!! {rpt.count(facts['grader_errors'], 'entrega', 'entregas')} con error del corrector (no del "
+              "alumno): no se guardaron como nota; vuelve a ejecutar la misma orden para corregirlas.")
     print(f"Notas: {root / 'grades.csv'}   Devoluciones: {root / 'feedback'}/<alumno>/<lab>/")
     print(f"Informe: {root / 'grading_report.json'}   Registros: {root / 'logs'}/")
     print(f"Tiempo total: {time.perf_counter() - start:.1f} s")
@@ -102,13 +141,42 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def export_only(root: Path, labs: list[str] | None) -> int:
-    """`make grades`: grades.csv and the report again, from the gradebook (with formgrader's manual scores)."""
+    """`make grades`: grades.csv and the report again, from the gradebook (with formgrader's manual scores).
+
+    The journal is the source of truth for autograded results: the gradebook first catches up with it. What
+    cannot be rebuilt is said, and the existing report and grades.csv are left as they are, never emptied.
+    """
     root = Path(root)
+    journaled = Journal(root).results(labs)
+    aside = gbook.set_aside_if_corrupt(root)
+    if aside:
+        print(f"!! El gradebook estaba dañado: se apartó como {aside.name}.")
     if not (root / "gradebook.db").exists():
+        if journaled:
+            print(f"!! No hay gradebook en {root}, pero el diario tiene {rpt.count(len(journaled), 'entrega')}: "
+                  "ejecuta `make grade` (con las mismas opciones), que lo reconstruye desde el diario sin volver a "
+                  "corregir. No se ha tocado grades.csv ni el informe.", file=sys.stderr)
+            return 2
         raise SystemExit(f"No hay gradebook en {root}: corrige primero (make grade)")
+    entries = [(r.lab, r.student, r, None) for r in journaled if "sin entrega" not in r.flags and not r.grader_error]
+    for lab, student, result, _ in gbook.stale(root, entries):
+        try:
+            gbook.record(root, lab, student, result)
+        except Exception as exc:  # noqa: BLE001 - e.g. a lab nbgrader never registered here: said, not fatal
+            if write_failure(exc):
+                raise
+            print(f"!! {rpt.printable(student)} / {lab}: no se pudo rehacer en el gradebook ({type(exc).__name__}); "
+                  "ejecuta `make grade`.", file=sys.stderr)
     old = rpt.read_report(root) or {}
-    previous = [Result.from_dict(r) for r in old.get("results", [])]
+    reported = [Result.from_dict(r) for r in old.get("results", [])]
+    known = {(r.student, r.lab) for r in journaled}
+    # Journaled results first; from the report, what the journal never holds (errors of the grader, no submission).
+    previous = journaled + [r for r in reported if (r.student, r.lab) not in known] if journaled else reported
     labs, students, results = gbook.results_from_gradebook(root, labs, previous)
+    if not results and (old.get("results") or journaled):
+        print(f"!! El gradebook de {root} no tiene ninguna entrega y el informe o el diario sí: no se sobrescribe "
+              "nada con una tabla vacía. Ejecuta `make grade`, que lo reconstruye desde el diario.", file=sys.stderr)
+        return 2
     csv_path = gbook.export_csv(root, results)
     extra = {k: v for k, v in old.items() if k not in ("root", "labs", "students", "flags", "results")}
     rpt.write_report(root, labs, students, results, extra)

@@ -247,19 +247,51 @@ def read_adapter_config(path: str | os.PathLike) -> dict:
     return config
 
 
+# PEFT options whose non-default value changes what the adapter computes, and why llmlab cannot load it.
+_BASE_REWRITING_INITS = ("pissa", "olora", "corda", "loftq", "lora_ga")  # they move part of W into B A
+_CONVERT = ("convert it to a plain LoRA with PEFT first: save_pretrained(out, "
+            "path_initial_model_for_weight_conversion=<the adapter as initialised>), which llmlab loads exactly")
+_REFUSED = {
+    "use_dora": "DoRA (weight-decomposed LoRA) rescales every column of W; llmlab.lora implements plain LoRA",
+    "alora_invocation_tokens": "aLoRA (activated LoRA) applies the adapter only after its invocation tokens",
+    "target_parameters": "LoRA on raw nn.Parameters (target_parameters, e.g. MoE expert tensors)",
+    "use_bdlora": "BD-LoRA (block-diagonal LoRA factors)",
+    "trainable_token_indices": "trainable token embeddings (trainable_token_indices) change the embeddings",
+    "layer_replication": "layer replication changes the model's layers",
+    "use_qalora": "QALoRA (quantisation-aware LoRA) pools the input groups",
+    "megatron_config": "Megatron-sharded LoRA layers",
+    "lora_bias": "LoRA biases (lora_bias) add a bias to lora_B",
+    "modules_to_save": "modules_to_save: the folder carries whole replacement modules",
+    "arrow_config": "Arrow routing between several adapters",
+    "kasa_config": "KaSA (knowledge-aware singular-value adaptation)",
+    "monteclora_config": "MonteCLoRA (variational LoRA)",
+    "velora_config": "VeLoRA",
+}
+_PLAIN_INITS = (True, False, None, "gaussian", "eva")  # only A and B at the start differ: the result is a plain LoRA
+
+
 def _check_peft_config(config: dict) -> None:
-    """Refuse PEFT options this module does not implement, instead of loading them wrongly."""
+    """Refuse PEFT options this module does not implement, instead of loading them wrongly.
+
+    The option is named in the message; options that only shape training (init, dropout) or select layers
+    (layers_to_transform, exclude_modules: the weights file holds exactly the adapted layers) are accepted.
+    """
     if config.get("peft_type") != "LORA":
         raise ValueError(f"not a LoRA adapter: peft_type is {config.get('peft_type')!r}")
-    unsupported = {
-        "use_dora": (config.get("use_dora"), (False, None)),
-        "bias": (config.get("bias", "none"), ("none",)),
-        "modules_to_save": (config.get("modules_to_save"), (None, [])),
-        "lora_bias": (config.get("lora_bias", False), (False,)),
-    }
-    for key, (value, allowed) in unsupported.items():
-        if value not in allowed:
-            raise ValueError(f"adapter option {key}={value!r} is not supported by llmlab.lora (supported: {allowed})")
+    if config.get("bias", "none") not in ("none", None):
+        raise ValueError(f"adapter option bias={config['bias']!r} is not supported by llmlab.lora "
+                         "(supported: 'none'): the folder trains the base biases too")
+    for key, what in _REFUSED.items():
+        value = config.get(key)
+        if value not in (None, False, [], {}, ""):
+            raise ValueError(f"adapter option {key}={value!r} is not supported by llmlab.lora: {what}")
+    init = config.get("init_lora_weights", True)
+    if isinstance(init, str) and init.lower().startswith(_BASE_REWRITING_INITS):
+        raise ValueError(f"adapter option init_lora_weights={init!r} is not supported by llmlab.lora: it rewrites "
+                         f"the base weights when PEFT loads the adapter (the folder alone is not W + B A); {_CONVERT}")
+    if init not in _PLAIN_INITS:
+        raise ValueError(f"adapter option init_lora_weights={init!r} is not supported by llmlab.lora "
+                         f"(supported: {_PLAIN_INITS})")
 
 
 def _read_entries(path: Path, info: dict) -> dict:
@@ -297,8 +329,9 @@ def load_adapter(model: nn.Module, path: str | os.PathLike, *, check_base: bool 
     clear message: the base is not the one the adapter was trained on (its fingerprint differs;
     ``check_base=False`` skips this check, for PEFT folders there is no fingerprint to check), a
     layer the adapter targets does not exist or has another shape, the model already carries an
-    adapter on other layers, or the folder uses PEFT options not implemented here (DoRA, biases,
-    ``modules_to_save``). ``trainable=True`` leaves ``A`` and ``B`` trainable.
+    adapter on other layers, or the folder uses PEFT options not implemented here (DoRA, aLoRA,
+    PiSSA/OLoRA and the other inits that rewrite the base, BD-LoRA, ``target_parameters``, biases,
+    ``modules_to_save``...; see ``_REFUSED``). ``trainable=True`` leaves ``A`` and ``B`` trainable.
     """
     config = _model_config(model)
     info = read_adapter_config(path)

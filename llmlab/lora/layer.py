@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable
 
 import torch
@@ -209,6 +210,9 @@ def _resolve_targets(model: nn.Module, target_modules) -> list[str]:
     return [n for n in candidates if n in chosen]
 
 
+_MOE_PART = re.compile(r"\.(experts|shared|router)(\.|$)")  # llmlab.moe.SparseMoE's parts
+
+
 def set_module(model: nn.Module, name: str, module: nn.Module) -> None:
     parent_name, _, child = name.rpartition(".")
     parent = model.get_submodule(parent_name) if parent_name else model
@@ -230,6 +234,7 @@ def add_lora(
     use_rslora: bool = False,
     init: str = "kaiming",
     seed: int = 0,
+    use_dora: bool = False,
 ) -> nn.Module:
     """Wrap the chosen linear layers of ``model`` in ``LoRALinear`` and freeze everything else (in place).
 
@@ -237,15 +242,26 @@ def add_lora(
     ``blocks.N.attn.q_proj``), Hugging Face names (``"gate_proj"``) or presets
     (``"attention"``, ``"mlp"``, ``"all-linear"``). Afterwards only the ``lora_A`` / ``lora_B``
     weights have ``requires_grad``. ``seed`` fixes the random ``A`` matrices. Returns ``model``.
+    ``use_dora=True`` is refused (DoRA is not implemented), and so are the experts and routers of a
+    mixture of experts (an adapter on them cannot be saved as a PEFT folder): both before anything changes.
     """
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    if use_dora:
+        raise ValueError("use_dora=True is not supported: llmlab.lora implements plain LoRA (DoRA also learns a "
+                         "magnitude per column of W); use PEFT for DoRA")
     if lora_layers(model):
         raise ValueError("the model already has LoRA layers: unload() or merge them first (one adapter at a time)")
     check_int("r", r)
     check_float("alpha", alpha)
     check_int("seed", seed, minimum=0)
     targets = _resolve_targets(model, target_modules)
+    moe = [n for n in targets if _MOE_PART.search(n)]
+    if moe:
+        raise ValueError(
+            f"LoRA on the layers of a mixture of experts is not supported ({', '.join(moe[:3])}"
+            f"{', ...' if len(moe) > 3 else ''}: the experts and their router); target the attention "
+            "(target_modules='attention') or the dense layers by name")
     for name in targets:  # check every rank first, so that a bad one leaves the model untouched
         layer = model.get_submodule(name)
         if r > min(layer.in_features, layer.out_features):

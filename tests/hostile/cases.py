@@ -49,6 +49,11 @@ class Case:
     build: Callable  # (Lab, context) -> {relative path: bytes | ("symlink", target)}
     expect: Expect
     fast: bool = False  # part of `make test`; the rest runs in CI (.ci/run) and on demand
+    folder: str | None = None  # the student's folder name, when it is not the case's name
+
+    @property
+    def student(self) -> str:
+        return self.folder or self.name
 
 
 # ---------------------------------------------------------------------------------------------- the lab
@@ -530,6 +535,56 @@ def _raw(data: bytes):
     return build
 
 
+FORK_MEMORY = '''
+import ctypes, time
+_libc = ctypes.CDLL(None)
+for _ in range(8):  # each child well under the per-process limit; together past the submission's bound
+    if _libc.fork() == 0:
+        datos = bytearray(400 * 2**20)
+        for i in range(0, len(datos), 4096):
+            datos[i] = 1
+        time.sleep(3600)
+        _libc._exit(0)
+time.sleep(60)
+'''
+
+HARMLESS = '''
+import io, os, resource, shutil, tempfile, zipfile
+blando, duro = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (min(blando, 256), duro))
+memoria = resource.getrlimit(resource.RLIMIT_AS)
+resource.setrlimit(resource.RLIMIT_AS, memoria)
+paquete = io.BytesIO()
+with zipfile.ZipFile(paquete, "w") as z:
+    z.writestr("datos/tabla.csv", "a,b\\n1,2\\n")
+with open("adjunto.zip", "wb") as fh:
+    fh.write(paquete.getvalue())
+zipfile.ZipFile("adjunto.zip").extractall("extraido")
+shutil.unpack_archive("adjunto.zip", "extraido2")
+for carpeta, mib in (("/tmp", 300), ("/dev/shm", 100), (tempfile.gettempdir(), 50)):
+    with tempfile.NamedTemporaryFile(dir=carpeta, delete=False) as fh:
+        for _ in range(mib):
+            fh.write(bytes(2**20))
+print("uso inofensivo:", sorted(os.listdir("extraido")), open("extraido2/datos/tabla.csv").read().split())
+'''
+
+MOUNTINFO = '''
+ajenas = [linea for linea in open("/proc/self/mountinfo").read().splitlines()
+          if any(r in linea for r in ({root!r}, {submitted!r}, "/solutions", "/course/"))]
+print("rutas ajenas:", len(ajenas), ajenas[:2])
+'''
+
+
+def _folder_as_notebook(lab: Lab, ctx: dict) -> dict:
+    return {f"{lab.name}.ipynb": ("dir",)}
+
+
+def _latin1_markdown(lab: Lab, ctx: dict) -> dict:
+    nb = lab.notebook()
+    lab.insert_after(nb, lab.first, "Mi explicación: MARCA", kind="markdown")
+    return {f"{lab.name}.ipynb": _nb(nb).replace("MARCA".encode(), "café con leña".encode("latin-1"))}
+
+
 TAMPER = dict(like="wrong", relation="at_most", flags=frozenset({"sospechosa"}))
 
 CASES = [
@@ -621,4 +676,18 @@ CASES = [
          Expect("full", outputs=("sin red: 1.1.1.1", "sin red: 127.0.0.1"), no_outputs=("red: conectado",))),
     Case("background_rewrite", "deja un proceso que reescribe las notas después", _full_plus(BACKGROUND),
          Expect("full", flags=frozenset({"sospechosa"}), outputs=("popen bloqueado",))),
+    # Issue 29: faults as well as attacks.
+    Case("folder_as_notebook", "una carpeta con el nombre del cuaderno", _folder_as_notebook,
+         Expect(None, flags=frozenset({"FALLO"})), fast=True),
+    Case("fork_memory", "8 procesos con fork() de libc, cada uno bajo su límite, juntos por encima del de la "
+         "entrega", _full_plus(FORK_MEMORY), Expect("full", "at_most", flags=frozenset({"FALLO"}))),
+    Case("harmless_machine_use", "setrlimit dentro de sus límites, descomprime un zip, llena /tmp y /dev/shm",
+         _full_plus(HARMLESS), Expect("full", no_flags=frozenset({"sospechosa", "FALLO", "sin aislar"}),
+                                      outputs=("uso inofensivo:",)), fast=True),
+    Case("latin1_markdown", "un byte que no es UTF-8 en una celda de texto", _latin1_markdown,
+         Expect("full", flags=frozenset({"reparada"}), no_flags=frozenset({"FALLO", "sin aislar"}))),
+    Case("formula_newline_name", "se llama '=1+1' con un salto de línea (CSV, consola)",
+         _edit(lambda lab: lab.notebook()), Expect("full"), fast=True, folder="=1+1\nn_csv"),
+    Case("mountinfo", "busca rutas del corrector en /proc/self/mountinfo", _full_plus(MOUNTINFO),
+         Expect("full", outputs=("rutas ajenas: 0",))),
 ]

@@ -3,7 +3,9 @@
 The trusted side starts bubblewrap, hands the job to the runner on its stdin, and reads the runner's JSON
 lines with a byte cap and a wall-clock deadline. Past the deadline, or past the cap, the jail is killed (the
 whole PID namespace goes with it). Nothing the jail wrote is read from disk: there is no disk it can write
-that outlives it.
+that outlives it. While it runs, `JailMemory` adds up the memory of every process in it and what its tmpfs
+folders hold; past `Limits.jail_memory_bytes` the jail is killed (cgroup v2 memory limits would do the same
+where a grader may create cgroups; a watchdog works everywhere bubblewrap does).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import selectors
 import shutil
 import signal
@@ -37,6 +40,7 @@ class RunOutput:
     error: str | None = None
     killed: str | None = None  # why the trusted side killed the jail, if it did
     wall: float = 0.0
+    peak_memory: int = 0  # the most the jail held at once (bytes: processes + tmpfs), as sampled
     stderr: str = ""
 
 
@@ -64,16 +68,31 @@ def kernel_env() -> dict[str, str]:
         # message (feedback.render). LLMLAB_TRACEBACK=short in the instructor's environment turns it off.
         "LLMLAB_TRACEBACK": os.environ.get("LLMLAB_TRACEBACK", "full"),
     }
+    package = _llmlab_package()
+    if package:  # the kernel imports the llmlab this grader imports (bound read-only at the same path)
+        env["PYTHONPATH"] = os.path.dirname(package)
     # The numerical code paths of MKL and of torch's kernels follow the instructor's environment, so the suite can
     # check that no grade depends on them (tests/test_numerics.py); threads stay at one for every submission.
     for key in NUMERICS_VARIABLES:
-        if key in os.environ:
-            env[key] = os.environ[key]
+        value = os.environ.get(key)
+        if value is not None and _SAFE_VALUE.fullmatch(value):  # a setting, not a way to smuggle text in
+            env[key] = value
     return env
+
+
+def _llmlab_package() -> str | None:
+    """Where this process's llmlab package is (an editable install may point elsewhere than PYTHONPATH)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("llmlab")
+    if spec and spec.submodule_search_locations:
+        return os.path.realpath(list(spec.submodule_search_locations)[0])
+    return None
 
 
 # Variables that choose a numerical code path without changing what the code computes (up to rounding).
 NUMERICS_VARIABLES = ("MKL_CBWR", "MKL_ENABLE_INSTRUCTIONS", "ATEN_CPU_CAPABILITY")
+_SAFE_VALUE = re.compile(r"[A-Za-z0-9_,.]{1,40}")
 
 
 def matplotlib_cache() -> Path:
@@ -123,7 +142,7 @@ def run_job(job: dict, guard_config: dict, seed_files: dict[str, bytes], limits:
         cmd = sandbox.command([sys.executable, "-I", runner], seed, limits, env,
                               readonly={MPL_CACHE: matplotlib_cache()})
         payload = json.dumps(job, ensure_ascii=False).encode("utf-8")
-        _collect(cmd, payload, limits, out, cwd=cwd)
+        _collect(cmd, payload, limits, out, cwd=cwd, isolated=sandbox.isolated)
     return out
 
 
@@ -134,7 +153,8 @@ def bootstrap_code(grader_dir: str, config: dict) -> str:
             f"__import__('sys').path.remove({grader_dir!r})")
 
 
-def _collect(cmd: list[str], payload: bytes, limits: Limits, out: RunOutput, cwd: Path | None) -> None:
+def _collect(cmd: list[str], payload: bytes, limits: Limits, out: RunOutput, cwd: Path | None,
+             isolated: bool = True) -> None:
     start = time.monotonic()
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             start_new_session=True, cwd=cwd)
@@ -145,13 +165,25 @@ def _collect(cmd: list[str], payload: bytes, limits: Limits, out: RunOutput, cwd
     selector.register(proc.stdout, selectors.EVENT_READ, "out")
     selector.register(proc.stderr, selectors.EVENT_READ, "err")
     buffer, received, stderr = bytearray(), 0, bytearray()
+    memory = JailMemory(proc.pid, tmpfs=isolated, tmpfs_size=limits.tmpfs_bytes)  # without a jail, /tmp is the host's: not the submission's
+    next_sample = start
     try:
         while selector.get_map():
-            remaining = deadline - time.monotonic()
+            now = time.monotonic()
+            remaining = deadline - now
             if remaining <= 0:
                 out.killed = f"superó el tiempo total de {limits.total_timeout} s"
                 break
-            for key, _ in selector.select(timeout=min(remaining, 1.0)):
+            if now >= next_sample:
+                next_sample = now + MEMORY_SAMPLE_SECONDS
+                processes, files = memory.sample(limits.jail_memory_bytes)
+                out.peak_memory = max(out.peak_memory, processes + files)
+                if processes + files > limits.jail_memory_bytes:
+                    out.killed = (f"superó el límite de memoria de la entrega ({limits.jail_memory_bytes // 2**20} "
+                                  f"MiB: {processes // 2**20} MiB en procesos y {files // 2**20} MiB en ficheros "
+                                  "temporales)")
+                    break
+            for key, _ in selector.select(timeout=min(remaining, MEMORY_SAMPLE_SECONDS)):
                 chunk = os.read(key.fileobj.fileno(), 1 << 20)
                 if not chunk:
                     selector.unregister(key.fileobj)
@@ -182,6 +214,80 @@ def _collect(cmd: list[str], payload: bytes, limits: Limits, out: RunOutput, cwd
     out.stderr = stderr.decode("utf-8", "replace")[-4000:]
     if not out.ready and not out.error and not out.killed:
         out.error = f"el corrector no arrancó (código {proc.returncode}): {out.stderr[-600:]}"
+
+
+MEMORY_SAMPLE_SECONDS = 0.5
+JAIL_TMPFS = ("/tmp", "/dev/shm", HOME)
+
+
+class JailMemory:
+    """What a jail holds right now: the PSS of every process under bwrap (shared pages counted once) and the
+    bytes its tmpfs folders hold (RAM too, and no process's). Read from /proc, outside the jail."""
+
+    def __init__(self, bwrap_pid: int, tmpfs: bool = True, tmpfs_size: int = Limits.tmpfs_bytes):
+        self.root, self.tmpfs, self.tmpfs_size = bwrap_pid, tmpfs, tmpfs_size
+        self.page = os.sysconf("SC_PAGE_SIZE")
+
+    def processes(self) -> list[int]:
+        children: dict[int, list[int]] = {}
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit():
+                try:
+                    with open(f"/proc/{entry.name}/stat", "rb") as fh:
+                        ppid = int(fh.read().rsplit(b")", 1)[1].split()[1])
+                except (OSError, ValueError, IndexError):
+                    continue
+                children.setdefault(ppid, []).append(int(entry.name))
+        found, todo = [], [self.root]
+        while todo:
+            pid = todo.pop()
+            found.append(pid)
+            todo.extend(children.get(pid, []))
+        return found
+
+    def _rss(self, pid: int) -> int:
+        try:
+            with open(f"/proc/{pid}/statm", "rb") as fh:
+                return int(fh.read().split()[1]) * self.page
+        except (OSError, ValueError, IndexError):
+            return 0
+
+    def _pss(self, pid: int) -> int:
+        """Proportional set size: shared pages (a forked child's, libraries) split between their users."""
+        try:
+            with open(f"/proc/{pid}/smaps_rollup", "rb") as fh:
+                for line in fh:
+                    if line.startswith(b"Pss:"):
+                        return int(line.split()[1]) * 1024
+        except (OSError, ValueError):
+            pass
+        return self._rss(pid)  # not ours to read (an undumpable process, no privileges): its resident pages
+
+    def _tmpfs(self, pids: list[int]) -> int:
+        for pid in pids:  # any process inside sees the jail's mounts through /proc/<pid>/root
+            total, ok = 0, False
+            for folder in JAIL_TMPFS:
+                try:
+                    st = os.statvfs(f"/proc/{pid}/root{folder}")
+                except OSError:
+                    continue
+                if abs(st.f_blocks * st.f_frsize - self.tmpfs_size) > 2**20:
+                    continue  # not the jail's tmpfs (bwrap before it mounted them: the host's /tmp)
+                ok = True
+                total += (st.f_blocks - st.f_bfree) * st.f_frsize
+            if ok:
+                return total
+        return 0
+
+    def sample(self, bound: int | None = None) -> tuple[int, int]:
+        """(bytes in processes, bytes in tmpfs files). Resident sizes are cheap and never less than PSS: the
+        exact PSS (which walks page tables) is read only when they add up to more than `bound`."""
+        pids = self.processes()
+        files = self._tmpfs(pids) if self.tmpfs else 0
+        resident = sum(self._rss(pid) for pid in pids)
+        if bound is not None and resident + files <= bound:
+            return resident, files
+        return sum(self._pss(pid) for pid in pids), files
 
 
 def _feed(stdin, payload: bytes) -> None:

@@ -22,6 +22,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from .processes import worker_init
+
 HERE = Path(__file__).resolve().parent
 
 
@@ -37,7 +39,8 @@ class LocalExecutor:
         self.retries = 0
 
     def _new_pool(self) -> cf.ProcessPoolExecutor:
-        return cf.ProcessPoolExecutor(max_workers=self.jobs, mp_context=multiprocessing.get_context("spawn"))
+        return cf.ProcessPoolExecutor(max_workers=self.jobs, mp_context=multiprocessing.get_context("spawn"),
+                                      initializer=worker_init)
 
     def submit(self, fn, *args):
         future = self._pool.submit(fn, *args)
@@ -67,6 +70,15 @@ class LocalExecutor:
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def abort(self) -> None:
+        """Stop now (Ctrl-C, a full disk): kill the workers, whose jails die with them; keep nothing running."""
+        for process in list(getattr(self._pool, "_processes", {}).values()):
+            try:
+                process.kill()
+            except (OSError, AttributeError):
+                pass
+        self._pool.shutdown(wait=False, cancel_futures=True)
 
 
 class DaskExecutor:
@@ -109,4 +121,8 @@ class DaskExecutor:
         return future.result()
 
     def close(self) -> None:
+        self.client.close()
+
+    def abort(self) -> None:
+        """Stop now: closing the client releases its tasks, which the scheduler then forgets."""
         self.client.close()

@@ -70,6 +70,53 @@ def record(root: Path, lab: str, student: str, result: Result, timestamp: str | 
         gb.db.commit()
 
 
+def _expected_auto(nb, result: Result) -> dict[str, float | None]:
+    """The autograded score `record` gives each code cell of `nb` for `result`."""
+    return {g.name: (float(result.tests[g.name]) if g.name in result.tests and result.score is not None else None)
+            for g in nb.grades if g.cell_type == "code"}
+
+
+def stale(root: Path, entries: list[tuple[str, str, Result, str | None]]) -> list[tuple]:
+    """The (lab, student, result, timestamp) entries the gradebook lacks or holds with other autograded scores."""
+    from nbgrader.api import MissingEntry
+
+    if not entries:
+        return []
+    out = []
+    with open_gradebook(root) as gb:
+        for entry in entries:
+            lab, student, result, _ = entry
+            try:
+                nb = gb.find_submission_notebook(lab, lab, student)
+            except MissingEntry:
+                out.append(entry)
+                continue
+            if {g.name: g.auto_score for g in nb.grades if g.cell_type == "code"} != _expected_auto(nb, result):
+                out.append(entry)
+    return out
+
+
+def set_aside_if_corrupt(root: Path) -> Path | None:
+    """A gradebook SQLite cannot read is moved aside (kept, for its manual scores); returns where, or None."""
+    import sqlite3
+    import time
+
+    path = Path(root) / "gradebook.db"
+    if not path.exists():
+        return None
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=120)) as db:
+            ok = db.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+            ok = ok and db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'assignment'").fetchone()[0] == 1
+    except sqlite3.DatabaseError:
+        ok = False
+    if ok:
+        return None
+    aside = path.with_name(f"gradebook.db.dañado-{time.strftime('%Y%m%d-%H%M%S')}")
+    path.rename(aside)
+    return aside
+
+
 def _notebook_totals(nb) -> tuple[float, float | None, bool, dict[str, float | None]]:
     """(autograded points, manual points or None, manual answers pending, per-test points) of one notebook."""
     auto, manual, pending, tests = 0.0, None, False, {}
@@ -182,10 +229,22 @@ def export_csv(root: Path, results: list[Result]) -> Path:
                     auto, manual, pending, _ = _notebook_totals(nb)
                     row.update(auto_score=_num(auto), manual_score="" if manual is None else _num(manual),
                                manual_pending="sí" if pending else "no")
-                writer.writerow([row[c] for c in CSV_COLUMNS])
+                writer.writerow([_cell(row[c]) if c in _TEXT_COLUMNS else row[c] for c in CSV_COLUMNS])
     path = Path(root) / "grades.csv"
     atomic_write_text(path, out.getvalue())
     return path
+
+
+_TEXT_COLUMNS = {"assignment", "duedate", "timestamp", "student_id", "last_name", "first_name", "email", "flags",
+                 "manual_pending"}
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+
+
+def _cell(value) -> str:
+    """A text field a spreadsheet shows as text (OWASP, CSV injection): a leading = + - @ tab or CR is
+    prefixed with a single quote, so `=1+1` is never evaluated; the csv module quotes what needs it."""
+    text = str(value)
+    return "'" + text if text.startswith(_FORMULA_START) else text
 
 
 def _num(x) -> str:

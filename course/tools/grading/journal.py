@@ -16,6 +16,7 @@ from pathlib import Path
 
 from .files import atomic_write_text, sha256
 from .kit import GRADER_VERSION
+from .records import Result
 from .task import Output
 
 _SAFE = re.compile(r"[A-Za-z0-9._-]{1,100}")
@@ -48,6 +49,21 @@ class Journal:
     def put(self, lab: str, student: str, key: str, output: Output) -> None:
         record = {"key": key, "student": student, "lab": lab, "output": output.to_dict()}
         atomic_write_text(self._path(lab, student), json.dumps(record, ensure_ascii=False))
+
+    def results(self, labs: list[str] | None = None) -> list[Result]:
+        """Every journaled result (the latest grading of each submission), for rebuilding what derives from them."""
+        out = []
+        for path in sorted(self.dir.glob("*/*.json")) if self.dir.is_dir() else []:
+            if path.parent.name == "kits" or (labs and path.parent.name not in labs):
+                continue
+            data = _read(path)
+            try:
+                result = Output.from_dict(data["output"]).result
+            except (KeyError, TypeError, ValueError):
+                continue
+            if result.lab == path.parent.name and result.student == data.get("student"):
+                out.append(result)
+        return out
 
     def get_kit(self, lab: str, key: str) -> dict | None:
         data = _read(self.dir / "kits" / f"{lab}.json")

@@ -21,7 +21,7 @@ from pathlib import Path
 from .files import sha256
 
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
-GRADER_VERSION = "llmlab-grading-2"  # part of every journal key: bump when grading semantics change
+GRADER_VERSION = "llmlab-grading-3"  # part of every journal key: bump when grading semantics change
 
 
 @dataclasses.dataclass

@@ -13,16 +13,16 @@ import dataclasses
 import json
 import os
 import queue
-import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 
 from . import gradebook, report, stage, task
-from .files import atomic_write_text, sha256
+from .files import atomic_write_text, sha256, write_failure
 from .journal import Journal, submission_key
 from .kit import Kit, build
+from .processes import run_kept
 from .records import Result
 from .sandbox import Limits, Sandbox
 
@@ -49,7 +49,7 @@ def release(course: Course, lab: str) -> str:
            f"--CourseDirectory.source_directory={course.solutions}",
            f"--CourseDirectory.release_directory={root / 'release'}"]
     env = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
-    proc = subprocess.run(cmd, cwd=course.course_dir, env=env, capture_output=True, text=True)
+    proc = run_kept(cmd, cwd=course.course_dir, env=env, capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"nbgrader no pudo publicar {lab}:\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
     _as_students_get_it(root / "release", lab)
@@ -98,14 +98,24 @@ def discover(submitted: Path, labs: list[str]) -> tuple[list[str], dict[tuple[st
         if len(labs) != 1:
             raise SystemExit("A flat folder of notebooks needs exactly one lab: --labs LAB")
         for path in flat:
-            subs[(path.stem, labs[0])] = stage.read_flat(path, path.stem, labs[0])
+            subs[(path.stem, labs[0])] = _read(stage.read_flat, path, path.stem, labs[0])
         return sorted({s for s, _ in subs}), subs
     students = sorted(p.name for p in submitted.iterdir()
                       if p.is_dir() and not p.is_symlink() and not p.name.startswith(".")) if submitted.exists() else []
     for student in students:
         for lab in labs:
-            subs[(student, lab)] = stage.read_folder(submitted / student / lab, student, lab)
+            subs[(student, lab)] = _read(stage.read_folder, submitted / student / lab, student, lab)
     return students, subs
+
+
+def _read(reader, path: Path, student: str, lab: str) -> stage.Submission:
+    """One submission read; whatever goes wrong reading it is that submission's FALLO, not the batch's end."""
+    try:
+        return reader(path, student, lab)
+    except Exception as exc:  # noqa: BLE001 - odd files a student hands in: said in their result
+        sub = stage.Submission(student, lab, None, present=True)
+        sub.notes.append(f"la entrega no se pudo leer ({type(exc).__name__}: {str(exc)[:200]})")
+        return sub
 
 
 def settings(limits: Limits) -> str:
@@ -114,11 +124,21 @@ def settings(limits: Limits) -> str:
 
 def grade_class(course: Course, submitted: Path, labs: list[str], executor, limits: Limits,
                 fresh: bool = False, say=print) -> tuple[list[str], list[Result], dict]:
-    """Grade every submission; returns (students, results, facts for the report)."""
+    """Grade every submission; returns (students, results, facts for the report).
+
+    One submission going wrong (an odd file, a task that raises, a merge that fails) is that submission's
+    result, never the end of the batch. Failures of the grader itself ("error del corrector") are reported and
+    not journaled: the next run grades them again. Only an output folder that cannot be written stops the run
+    (the caller says so; what was journaled is kept).
+    """
     root = course.root
     root.mkdir(parents=True, exist_ok=True)
     (root / "logs").mkdir(exist_ok=True)
     started = time.perf_counter()
+    set_aside = gradebook.set_aside_if_corrupt(root)
+    if set_aside:
+        say(f"!! El gradebook estaba dañado: se apartó como {set_aside.name} y se reconstruye desde el diario "
+            "(las notas puestas a mano en formgrader están en esa copia).")
     sandbox = Sandbox.detect()
     if not sandbox.isolated:
         say(f"!! ATENCIÓN: se corrige SIN entorno aislado: {sandbox.reason}")
@@ -130,6 +150,18 @@ def grade_class(course: Course, submitted: Path, labs: list[str], executor, limi
     kits: dict[str, Kit] = {}
     kit_digest: dict[str, str] = {}
     pending = {}
+    results: dict[tuple[str, str], Result] = {}
+    journaled: dict[tuple[str, str], tuple[task.Output, str | None]] = {}  # reused: checked against the gradebook
+    kit_errors: dict[str, str] = {}
+    reused = graded = grader_errors = 0
+    sandbox_seconds, task_seconds, merge_seconds = [], [], 0.0
+
+    def grader_error(student: str, lab: str, why: str) -> None:
+        nonlocal grader_errors
+        failed = Result(student, lab, max_score=kits[lab].max_score if lab in kits else 0.0)
+        failed.flag("error del corrector", why)
+        results[(student, lab)] = failed
+        grader_errors += 1
 
     def start_lab(lab: str) -> None:
         """The lab is released: its kit is in the journal already, or its reference run starts now."""
@@ -142,11 +174,6 @@ def grade_class(course: Course, submitted: Path, labs: list[str], executor, limi
         else:
             pending[executor.submit(task.kit_payload, kit.to_dict(), options)] = ("kit", lab, None)
 
-    results: dict[tuple[str, str], Result] = {}
-    kit_errors: dict[str, str] = {}
-    reused = graded = 0
-    sandbox_seconds, task_seconds, merge_seconds = [], [], 0.0
-
     def submit_lab(lab: str) -> None:
         nonlocal reused
         kit_data = kits[lab].to_dict()
@@ -157,14 +184,21 @@ def grade_class(course: Course, submitted: Path, labs: list[str], executor, limi
                 missing.flag("sin entrega", "; ".join(sub.notes) or None)
                 results[(student, lab)] = missing
                 continue
-            key = submission_key(kit_digest[lab], sub.digest_parts, settings(limits))
-            old = None if fresh else journal.get(lab, student, key)
-            if old is not None:
-                results[(student, lab)] = old.result
-                reused += 1
-                continue
-            pending[executor.submit(task.run_payload, kit_data, dataclasses.asdict(sub), options)] = (
-                "sub", lab, (student, key, sub.timestamp))
+            try:
+                key = submission_key(kit_digest[lab], sub.digest_parts, settings(limits))
+                old = None if fresh else journal.get(lab, student, key)
+                if old is not None:
+                    results[(student, lab)] = old.result
+                    journaled[(student, lab)] = (old, sub.timestamp)
+                    reused += 1
+                    continue
+                pending[executor.submit(task.run_payload, kit_data, dataclasses.asdict(sub), options)] = (
+                    "sub", lab, (student, key, sub.timestamp))
+            except Exception as exc:  # noqa: BLE001 - this submission only
+                if write_failure(exc):
+                    raise
+                grader_error(student, lab, f"error del corrector al preparar la entrega: {type(exc).__name__}: "
+                                           f"{str(exc)[:200]}")
 
     releasing = True
     while releasing or pending:
@@ -184,15 +218,18 @@ def grade_class(course: Course, submitted: Path, labs: list[str], executor, limi
         done, _ = executor.wait_any(set(pending), timeout=0.5 if releasing else None)
         for future in done:
             kind, lab, info = pending.pop(future)
-            value = executor.result(future)
+            try:
+                value = executor.result(future)
+            except Exception as exc:  # noqa: BLE001 - a task that raised: the grader's fault, retried next run
+                value = {"error": f"{type(exc).__name__}: {str(exc)[:300]}", "raised": True}
             if kind == "kit":
                 if "error" in value:  # the lab is broken, not the students: say so, grade the other labs
                     kit_errors[lab] = value["error"]
                     say(f"!! {value['error']}")
                     for student in students:
-                        failed = Result(student, lab, max_score=0.0)
-                        failed.flag("FALLO", "no se corrigió: la solución del profesor no pasa sus propias pruebas")
-                        results[(student, lab)] = failed
+                        grader_error(student, lab, "error del corrector: la solución de referencia del profesor no "
+                                                   "se pudo corregir (ver el aviso al final); se reintenta la "
+                                                   "próxima vez")
                     continue
                 kits[lab] = Kit.from_dict(value["kit"])
                 journal.put_kit(lab, kit_digest[lab], value["kit"])
@@ -201,26 +238,67 @@ def grade_class(course: Course, submitted: Path, labs: list[str], executor, limi
                 submit_lab(lab)
                 continue
             student, key, timestamp = info
+            if value.get("raised"):
+                grader_error(student, lab, f"error del corrector: la corrección falló ({value['error']})")
+                say(f"  {report.printable(student)} / {lab}: error del corrector")
+                continue
             output = task.Output.from_dict(value)
+            results[(student, lab)] = output.result
+            if output.result.grader_error:  # not the student's: not journaled, graded again next run
+                grader_errors += 1
+                say(f"  {report.printable(student)} / {lab}: {report.cell_text(output.result)}")
+                continue
             t0 = time.perf_counter()
             journal.put(lab, student, key, output)  # first: a crash after this line loses nothing
-            merge(root, lab, student, output, timestamp)
+            try:
+                merge(root, lab, student, output, timestamp)
+            except Exception as exc:  # noqa: BLE001 - journaled: the gradebook catches up on the next run
+                if write_failure(exc):
+                    raise
+                say(f"!! {report.printable(student)} / {lab}: no se pudo guardar en el gradebook "
+                    f"({type(exc).__name__}: {str(exc)[:200]}); está en el diario y se reintenta al final")
+                journaled[(student, lab)] = (output, timestamp)
             merge_seconds += time.perf_counter() - t0
             task_seconds.append(output.seconds)
-            results[(student, lab)] = output.result
             graded += 1
             sandbox_seconds.append(output.sandbox_seconds)
-            say(f"  {student} / {lab}: {report.cell_text(output.result)}  ({output.seconds:.1f} s)")
+            say(f"  {report.printable(student)} / {lab}: {report.cell_text(output.result)}  ({output.seconds:.1f} s)")
+    rebuilt = _catch_up(root, journaled, say)
     for (student, lab), result in results.items():
         if result.score is None and "sin entrega" in result.flags and lab in kits:
             result.max_score = kits[lab].max_score
     ordered = [results[(s, lab)] for s in students for lab in labs]
     facts = {"sandbox": {"mode": sandbox.mode, "isolated": sandbox.isolated, "reason": sandbox.reason},
-             "kit_errors": kit_errors, "executor": executor.name, "workers": executor.jobs, "graded_now": graded, "reused_from_journal": reused,
+             "kit_errors": kit_errors, "executor": executor.name, "workers": executor.jobs, "graded_now": graded,
+             "reused_from_journal": reused, "grader_errors": grader_errors, "rebuilt_in_gradebook": rebuilt,
+             "memory_bound_bytes": limits.jail_memory_bytes,
              "seconds": round(time.perf_counter() - started, 1), "release_seconds": round(releases.seconds, 1),
              "task_seconds_mean": _mean(task_seconds), "sandbox_seconds_mean": _mean(sandbox_seconds),
              "merge_seconds_mean": round(merge_seconds / graded, 3) if graded else None}
     return students, ordered, facts
+
+
+def _catch_up(root: Path, journaled: dict, say) -> int:
+    """The journal is the source of truth: whatever the gradebook or the files lack of it is written again."""
+    entries = [(lab, student, output.result, timestamp)
+               for (student, lab), (output, timestamp) in journaled.items() if "sin entrega" not in output.result.flags]
+    stale = gradebook.stale(root, entries)
+    for lab, student, result, timestamp in stale:
+        try:
+            gradebook.record(root, lab, student, result, timestamp)
+        except Exception as exc:  # noqa: BLE001 - said, and tried again next run
+            if write_failure(exc):
+                raise
+            say(f"!! {report.printable(student)} / {lab}: el gradebook no admite esta entrega "
+                f"({type(exc).__name__}: {str(exc)[:200]})")
+    for (student, lab), (output, _) in journaled.items():
+        for folder, text, suffix in (("autograded", output.autograded, "ipynb"), ("feedback", output.feedback, "html")):
+            path = root / folder / student / lab / f"{lab}.{suffix}"
+            if text is not None and not path.exists():
+                atomic_write_text(path, text)
+    if stale:
+        say(f"Gradebook al día con el diario: {report.count(len(stale), 'entrega rehecha', 'entregas rehechas')}.")
+    return len(stale)
 
 
 def _mean(values: list[float]) -> float | None:

@@ -12,6 +12,8 @@ from dataclasses import asdict, dataclass, field, fields
 FLAGS = {
     "sin entrega": ("-", "no hay cuaderno de este lab"),
     "FALLO": ("F", "no se pudo corregir (del todo): cuaderno ilegible, kernel muerto, límite total superado"),
+    "error del corrector": ("E", "falló el corrector, no la entrega (su entorno, su guardián, la solución de "
+                                 "referencia): no se guarda como nota; se vuelve a corregir en la próxima ejecución"),
     "tiempo": ("T", "una celda superó el límite de tiempo y se interrumpió"),
     "manipulada": ("X", "editó una celda protegida: se restauró la original antes de corregir"),
     "reparada": ("R", "borró, duplicó, movió o cambió de tipo celdas: se reconstruyó desde el lab"),
@@ -36,6 +38,7 @@ class Result:
     flags: list[str] = field(default_factory=list)
     tests: dict[str, float | None] = field(default_factory=dict)  # test cell id -> points earned
     notes: list[str] = field(default_factory=list)
+    evidence: dict[str, list[str]] = field(default_factory=dict)  # flag -> what raised it (the report keeps it)
 
     def flag(self, name: str, note: str | None = None) -> None:
         if name not in FLAGS:
@@ -44,6 +47,15 @@ class Result:
             self.flags.append(name)
         if note and note not in self.notes:
             self.notes.append(note)
+        if note:
+            kept = self.evidence.setdefault(name, [])
+            if note not in kept and len(kept) < 50:
+                kept.append(note)
+
+    @property
+    def grader_error(self) -> bool:
+        """The grader failed, not the submission: never journaled as final, graded again next run."""
+        return "error del corrector" in self.flags
 
     def note(self, text: str) -> None:
         if text not in self.notes:

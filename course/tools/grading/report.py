@@ -42,6 +42,11 @@ def _plural_word(word: str) -> str:
     return word + "es"
 
 
+def printable(name: str) -> str:
+    """A student's name as one line of the console: newlines and other control characters written as escapes."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(name))
+
+
 def cell_text(result: Result, compact: bool = False) -> str:
     text = "—" if result.score is None else f"{result.total:g}/{result.max_score:g}"
     flags = [f for f in FLAG_ORDER if f in result.flags]
@@ -60,7 +65,7 @@ def table(results: list[Result], labs: list[str], students: list[str], max_width
     def build(compact: bool) -> list[str]:
         rows = [["alumno", *short, "total"]]
         for s in students:
-            row, total, maximum = [s], 0.0, 0.0
+            row, total, maximum = [printable(s)], 0.0, 0.0
             for lab in labs:
                 r = by_key.get((s, lab)) or Result(s, lab, flags=["sin entrega"])
                 row.append(cell_text(r, compact))
@@ -78,7 +83,8 @@ def table(results: list[Result], labs: list[str], students: list[str], max_width
         lines = build(compact=True)
         used = {f for r in results for f in r.flags}
         lines.append("marcas: " + "  ".join(f"{FLAGS[f][0]}={f}" for f in FLAG_ORDER if f in used or f in (
-            "sin entrega", "FALLO", "tiempo", "manipulada", "reparada", "sospechosa", "manual")))
+            "sin entrega", "FALLO", "error del corrector", "tiempo", "manipulada", "reparada", "sospechosa",
+            "manual")))
     return "\n".join(lines)
 
 
@@ -87,7 +93,7 @@ def explanations(results: list[Result]) -> list[str]:
     lines = []
     for r in sorted(results, key=lambda r: (r.student, r.lab)):
         if set(r.flags) - {"manual"}:
-            lines.append(f"- {r.student} / {r.lab}: " + "; ".join(r.notes or r.flags))
+            lines.append(f"- {printable(r.student)} / {r.lab}: " + printable("; ".join(r.notes or r.flags)))
     return lines
 
 

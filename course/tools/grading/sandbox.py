@@ -43,6 +43,9 @@ class Limits:
     total_timeout: int = 900  # seconds of wall time for the whole submission
     cpu_seconds: int = 900  # CPU time per process
     memory_bytes: int = 4 * 1024 * MIB  # address space per process (torch alone maps ~0.8 GiB)
+    # The whole submission: the memory of all its processes (PSS) plus what its tmpfs folders hold. Watched
+    # from outside (execute.JailMemory) and the jail killed past it: per-process limits do not add up.
+    jail_memory_bytes: int = 6 * 1024 * MIB
     processes: int = 128  # processes and threads of the jail's user (kernel and runner: ~25 threads)
     open_files: int = 512
     file_bytes: int = 256 * MIB  # largest file it may write
@@ -134,16 +137,42 @@ class Sandbox:
                 args += ["--symlink", os.readlink(src), dest]  # /bin -> usr/bin on merged-/usr systems
             else:
                 args += ["--ro-bind", src, dest]
-        here = Path(__file__).resolve().parent
+        grader = grader_copy()
         args += _parents(GRADER, created)
         args += ["--perms", "0755", "--dir", GRADER,
-                 "--ro-bind", str(here / "runner.py"), f"{GRADER}/runner.py",
-                 "--ro-bind", str(here / "guard"), f"{GRADER}/llmlab_guard"]
+                 "--ro-bind", str(grader / "runner.py"), f"{GRADER}/runner.py",
+                 "--ro-bind", str(grader / "llmlab_guard"), f"{GRADER}/llmlab_guard"]
         if seed is not None:
             args += ["--ro-bind", str(seed), SEED]
         args += _parents(HOME, created)
         args += ["--perms", "1777", "--size", size, "--tmpfs", HOME, "--chdir", HOME]
         return args
+
+
+def grader_copy() -> Path:
+    """The runner and the guard, copied out of the grading checkout (so the jail's mountinfo, which names the
+    source of every bind mount, does not show where the grading code lives). One copy per content."""
+    import hashlib
+    import tempfile
+
+    here = Path(__file__).resolve().parent
+    sources = [here / "runner.py", *sorted((here / "guard").glob("*.py"))]
+    digest = hashlib.sha256(b"".join(p.name.encode() + p.read_bytes() for p in sources)).hexdigest()[:16]
+    target = Path(tempfile.gettempdir()) / f"llmlab-grader-{os.getuid()}-{digest}"
+    if not (target / ".ready").exists():
+        staging = Path(tempfile.mkdtemp(prefix="llmlab-grader-", dir=tempfile.gettempdir()))
+        (staging / "llmlab_guard").mkdir()
+        shutil.copy(here / "runner.py", staging / "runner.py")
+        for path in sources[1:]:
+            shutil.copy(path, staging / "llmlab_guard" / path.name)
+        for path in [staging, *staging.rglob("*")]:
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        (staging / ".ready").touch()
+        try:
+            staging.rename(target)
+        except OSError:  # another worker made it first
+            shutil.rmtree(staging, ignore_errors=True)
+    return target
 
 
 def jail_uids() -> range:

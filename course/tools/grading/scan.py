@@ -14,13 +14,19 @@ import dataclasses
 
 from .kit import Kit, strip_hidden
 
-# Modules a lab answer has no business importing: they reach the interpreter, the kernel or the system.
+# Modules a lab answer has no business importing: they reach the interpreter's internals, the kernel, the
+# network or other processes. Not here: what only acts inside the jail (os, sys, shutil, tempfile, resource,
+# zipfile, threading): an answer may set limits, unpack an attached zip or fill /tmp; the jail contains that, and
+# the dangerous parts of those modules (os.fork, sys.modules, sys.settrace...) are flagged as attributes below.
 SUSPECT_MODULES = {
     "ctypes", "gc", "importlib", "signal", "subprocess", "multiprocessing", "socket", "marshal", "pickle", "code",
     "codeop", "linecache", "atexit", "__main__", "IPython", "ipykernel", "jupyter_client", "zmq", "pty",
-    "faulthandler", "llmlab_guard", "builtins", "inspect", "threading", "_thread", "sys", "dis", "resource",
-    "shutil", "tempfile", "urllib", "http", "requests", "asyncio", "concurrent", "os", "types", "runpy",
+    "faulthandler", "llmlab_guard", "builtins", "inspect", "_thread", "dis", "urllib", "http", "requests",
+    "types", "runpy",
 }
+# Absolute paths a cell may open: the jail's own folders (what is outside them does not exist in the jail, but
+# trying to reach it is worth a look).
+JAIL_PATHS = ("/home/alumno/", "/tmp/", "/dev/shm/", "/seed/", "/dev/null")
 # Attributes that reach frames, code objects, namespaces, the kernel or the process.
 SUSPECT_ATTRS = {
     "__code__", "__globals__", "__closure__", "__builtins__", "__dict__", "__class__", "__bases__", "__base__",
@@ -207,7 +213,7 @@ class _Visitor(ast.NodeVisitor):
         elif name in ("open", "io.open", "os.open") and node.args:
             path = node.args[0]
             if isinstance(path, ast.Constant) and isinstance(path.value, str) and (
-                    path.value.startswith("/") or ".." in path.value):
+                    (path.value.startswith("/") and not path.value.startswith(JAIL_PATHS)) or ".." in path.value):
                 self.add("abre", repr(path.value), node)
         self.generic_visit(node)
 

@@ -30,8 +30,8 @@ def result(kit: Kit, sub: Submission, staged: Staged, run: RunOutput | None, ver
     for flag, notes in staged.flags.items():
         for note in notes:
             r.flag(flag, note)
-    if run is None or not run.ready:
-        r.flag("FALLO", _why_not_run(run))
+    if run is None or not run.ready:  # nothing of the student's had run yet: the grader failed, not them
+        r.flag("error del corrector", _why_not_run(run))
         return r
     tests = {}
     for test_id, points in kit.tests.items():
@@ -78,7 +78,7 @@ def result(kit: Kit, sub: Submission, staged: Staged, run: RunOutput | None, ver
 
 def _why_not_run(run: RunOutput | None) -> str:
     if run is None:
-        return "no se ejecutó"
+        return "error del corrector: no se ejecutó"
     if run.killed:
-        return f"la entrega {run.killed} antes de empezar"
-    return f"no se pudo ejecutar: {run.error or 'el corrector no arrancó'}"
+        return f"error del corrector: el entorno de corrección {run.killed} antes de empezar a ejecutar la entrega"
+    return f"error del corrector: no se pudo preparar la ejecución ({run.error or 'el corrector no arrancó'})"

@@ -130,12 +130,14 @@ def rebuild(kit: Kit, sub: Submission) -> Staged:
     if sub.notebook is None:
         return staged
     try:
-        cells = _student_cells(sub.notebook)
+        cells, repair = _student_cells(sub.notebook)
     except ValueError as exc:
         staged.unreadable = str(exc)
         return staged
     if sub.repaired:
         staged.flags.setdefault("reparada", []).extend(sub.notes)
+    if repair:
+        staged.flags.setdefault("reparada", []).append(repair)
 
     kit_ids = {c["grade_id"]: c for c in kit.cells if c["grade_id"]}
     order = [c["grade_id"] for c in kit.cells if c["grade_id"]]
@@ -215,13 +217,26 @@ def rebuild(kit: Kit, sub: Submission) -> Staged:
     return staged
 
 
-def _student_cells(data: bytes) -> list[dict]:
+def _student_cells(data: bytes) -> tuple[list[dict], str | None]:
+    """The notebook's cells, and what had to be repaired to read them (None: nothing).
+
+    Bytes that are not UTF-8 (an editor that saved one cell in Latin-1) are replaced by U+FFFD and the notebook
+    is graded: losing a whole submission to one accented letter in a text cell would be out of proportion. The
+    repair is said (flag "reparada"); in a code cell it changes that code, which then runs as repaired.
+    """
     import nbformat
 
     if not data.strip():
         raise ValueError("el fichero está vacío")
+    repair = None
     try:
         text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        text = data.decode("utf-8", "replace")
+        bad = text.count("\ufffd") - data.decode("utf-8", "ignore").count("\ufffd")
+        repair = (f"el cuaderno tenía {bad} byte(s) que no son UTF-8 (el primero en la posición {exc.start}): se "
+                  "sustituyeron por «\ufffd» y se corrigió así")
+    try:
         nb = nbformat.reads(text, as_version=4)
     except Exception as exc:  # noqa: BLE001 - invalid JSON, wrong schema, binary garbage...
         raise ValueError(f"cuaderno ilegible: {type(exc).__name__}: {str(exc)[:160]}") from None
@@ -237,7 +252,7 @@ def _student_cells(data: bytes) -> list[dict]:
         gid = nbg.get("grade_id") if isinstance(nbg.get("grade_id"), str) else None
         cells.append({"id": str(cell.get("id") or ""), "type": cell["cell_type"], "source": str(source),
                       "grade_id": gid, "nbgrader": nbg})
-    return cells
+    return cells, repair
 
 
 def _present(kc: dict, cells: list[dict]) -> bool:

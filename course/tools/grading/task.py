@@ -99,8 +99,9 @@ def grade_solution(kit: Kit, options: Options) -> Kit:
         transcript[gid] = leave["checks"]
     if failures:
         detail = "\n  ".join(failures)
+        stopped = run.killed or run.error or (run.stop or {}).get("reason")
         raise KitError(f"{kit.lab}: la solución del profesor no pasa sus propias pruebas:\n  {detail}\n"
-                       f"{run.stderr[-1500:]}")
+                       + (f"(la ejecución se detuvo: {stopped})\n" if stopped else "") + f"{run.stderr[-1500:]}")
     return dataclasses.replace(kit, transcript=transcript)
 
 
