@@ -11,7 +11,11 @@
    the same run, as in ``benchmarks/calibrate_cpu.py``);
 5. load test on the real server (``python -m llmlab serve``, loopback): 64 streaming clients for
    60 s: requests, failures, p50/p95/p99 TTFT and inter-token latency, throughput;
-6. with ``--soak``: the same load for 10 minutes, the server's memory (RSS) sampled every minute.
+6. with ``--soak``: the same load for 10 minutes, the server's memory (RSS) sampled every minute;
+7. ``hf``: the engine vs HF ``generate`` batched (left padding, greedy, the same es-chat weights
+   through ``llmlab.model.to_hf``) at batch 1, 4, 16, 64 (goal: engine >= 1.5x);
+8. ``server``: the server with 16 streaming clients vs the offline engine with 16 sequences, the
+   same prompts and ``max_tokens`` (``ignore_eos``), in tokens per second (goal: >= 70 %).
 
     python benchmarks/bench_serve.py --quick          # a smoke run (about a minute)
     python benchmarks/bench_serve.py                  # everything but the soak (a few minutes)
@@ -55,7 +59,7 @@ from llmlab.cost.hardware import Hardware  # noqa: E402
 from llmlab.model import generate  # noqa: E402
 from llmlab.serve import Engine, SamplingParams, launch, run_load  # noqa: E402
 
-SECTIONS = ("batching", "kv", "speculative", "cost", "load")
+SECTIONS = ("batching", "kv", "speculative", "cost", "load", "hf", "server")
 
 
 def p95(values) -> float:
@@ -297,6 +301,69 @@ def bench_load(clients: int, duration_s: float, max_tokens: int, soak_minutes: f
                   f"({rss[-1] - rss[0]:+.0f} MB, {100 * (rss[-1] - rss[0]) / rss[0]:+.1f} %)")
 
 
+def _chat_prompts(tok, n: int) -> list[list[int]]:
+    from llmlab.chat import encode_chat
+    from llmlab.serve.loadgen import DEFAULT_PROMPTS
+
+    return [encode_chat([{"role": "user", "content": DEFAULT_PROMPTS[i % len(DEFAULT_PROMPTS)]}], tok, "chatml",
+                        add_generation_prompt=True) for i in range(n)]
+
+
+def bench_hf(batches, new_tokens: int, rounds: int) -> None:
+    from llmlab.model import to_hf
+
+    model, tok = pretrained.load("es-chat")
+    hf = to_hf(model).eval()
+    pad = tok.pad_id if tok.pad_id is not None else 0
+    print(f"\n7) engine vs HF generate batched: es-chat, greedy, {new_tokens} new tokens per sequence, "
+          f"best of {rounds}")
+    print(f"{'batch':>5s} {'engine tok/s':>13s} {'HF tok/s':>9s} {'engine/HF':>10s}")
+    for batch in batches:
+        prompts = _chat_prompts(tok, batch)
+        width = max(map(len, prompts))
+        ids = torch.tensor([[pad] * (width - len(p)) + p for p in prompts])
+        mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts])
+        engine = Engine(model, tok, max_num_seqs=batch)
+        params = SamplingParams(max_tokens=new_tokens, temperature=0)  # no stop token: every row makes new_tokens
+        engine.generate(prompts[:2], replace(params, max_tokens=4))
+        with torch.inference_mode():
+            hf.generate(ids[:2], attention_mask=mask[:2], max_new_tokens=4, do_sample=False, pad_token_id=pad)
+        best_engine = best_hf = float("inf")
+        for _ in range(rounds):  # interleaved: both see the same machine load
+            t0 = time.perf_counter()
+            engine.generate(prompts, params)
+            best_engine = min(best_engine, time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            with torch.inference_mode():
+                hf.generate(ids, attention_mask=mask, max_new_tokens=new_tokens, min_new_tokens=new_tokens,
+                            do_sample=False, pad_token_id=pad)
+            best_hf = min(best_hf, time.perf_counter() - t0)
+        tokens = batch * new_tokens
+        print(f"{batch:5d} {tokens / best_engine:13.0f} {tokens / best_hf:9.0f} {best_hf / best_engine:10.2f}")
+
+
+def bench_server_vs_engine(clients: int, max_tokens: int, requests: int) -> None:
+    from llmlab.serve.loadgen import DEFAULT_PROMPTS
+
+    model, tok = pretrained.load("es-chat")
+    prompts = _chat_prompts(tok, requests)
+    engine = Engine(model, tok, max_num_seqs=clients)
+    params = SamplingParams(max_tokens=max_tokens, temperature=0)
+    engine.generate(prompts[:2], replace(params, max_tokens=4))
+    t0 = time.perf_counter()
+    engine.generate(prompts, params)  # all queued at once; at most `clients` run together
+    offline = requests * max_tokens / (time.perf_counter() - t0)
+    print(f"\n8) server vs offline engine: {requests} requests of {max_tokens} tokens (ignore_eos), "
+          f"{clients} at a time, greedy")
+    with launch("es-chat", max_num_seqs=clients, max_waiting=4 * clients) as server:
+        run_load(server.url, clients=4, max_requests=8, duration_s=None, max_tokens=4)  # warm-up
+        report = run_load(server.url, clients=clients, max_requests=requests, duration_s=None, max_tokens=max_tokens,
+                          ignore_eos=True)
+    served = report.throughput_tokens_per_s
+    print(f"offline engine {offline:.0f} tok/s, server {served:.0f} tok/s ({report.failures} failures): "
+          f"server/engine {served / offline:.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small workloads, a 5-second load test")
@@ -325,6 +392,11 @@ def main() -> None:
     if "cost" in only:
         bench_cost(target, tok, rounds=1 if args.quick else 3, batches=(1, 8) if args.quick else (1, 8, 32),
                    context=128)
+    if "hf" in only:
+        bench_hf(batches=(1, 16) if args.quick else (1, 4, 16, 64), new_tokens=32 if args.quick else 64,
+                 rounds=1 if args.quick else 3)
+    if "server" in only:
+        bench_server_vs_engine(clients=16, max_tokens=32 if args.quick else 64, requests=32 if args.quick else 96)
     if "load" in only:
         bench_load(clients=16 if args.quick else 64, duration_s=5 if args.quick else 60, max_tokens=32,
                    soak_minutes=10 if args.soak else 0)

@@ -18,7 +18,6 @@ Everything the student reads here is in Spanish; the library's own errors stay i
 from __future__ import annotations
 
 import argparse
-import codecs
 import os
 import re
 import sys
@@ -167,6 +166,14 @@ def _parser() -> _Parser:
     srv.add_argument("--no-prefix-caching", action="store_true", help="no reutilizar los bloques de prefijos ya calculados")
     srv.add_argument("--max-body-bytes", type=_int_at_least(1), default=1_000_000, metavar="B",
                      help="tamaño máximo del cuerpo de una petición (por defecto 1 MB; más, 413)")
+    srv.add_argument("--api-key", metavar="CLAVE",
+                     help="exige la cabecera 'Authorization: Bearer CLAVE' (sin ella, 401); por defecto, ninguna")
+    srv.add_argument("--allowed-origins", metavar="ORÍGENES",
+                     help="orígenes web a los que CORS deja llamar, separados por comas ('*' = todos); por defecto, ninguno")
+    srv.add_argument("--header-timeout", type=float, default=10.0, metavar="S",
+                     help="segundos para recibir las cabeceras de una petición; después se cierra la conexión (por defecto 10)")
+    srv.add_argument("--body-timeout", type=float, default=30.0, metavar="S",
+                     help="segundos para recibir el cuerpo de una petición; después, 408 (por defecto 30)")
     srv.add_argument("--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"],
                      help="detalle del registro de uvicorn (por defecto warning)")
     srv.add_argument("--models-dir", metavar="CARPETA", help=_MODELS_DIR_HELP)
@@ -189,13 +196,13 @@ class TokenPrinter:
     def __init__(self, tokenizer, stream=None):
         self.tokenizer = tokenizer
         self.stream = stream if stream is not None else sys.stdout
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        from llmlab.tokenizer import StreamDecoder
+
+        self._decoder = StreamDecoder(tokenizer)
 
     def text_of(self, token_id: int) -> str:
         """The characters this token completes ("" while a character is still incomplete)."""
-        if self.tokenizer.is_special(token_id):
-            return ""
-        return self._decoder.decode(self.tokenizer.token_bytes(token_id))
+        return self._decoder.push(token_id)
 
     def write(self, token_id: int) -> None:
         text = self.text_of(token_id)
@@ -205,7 +212,7 @@ class TokenPrinter:
 
     def close(self) -> None:
         """Flush an unfinished character (shown as "�")."""
-        text = self._decoder.decode(b"", final=True)
+        text = self._decoder.flush()
         if text:
             self.stream.write(text)
         self.stream.flush()
@@ -408,7 +415,10 @@ def _cmd_serve(args, out) -> int:
     try:
         serve(engine, model_name=args.model, chat_style=style, host=args.host, port=args.port,
               max_waiting=args.max_waiting, max_body_bytes=args.max_body_bytes, port_file=args.port_file,
-              exit_with_stdin=args.exit_with_stdin, log_level=args.log_level, on_ready=ready)
+              exit_with_stdin=args.exit_with_stdin, log_level=args.log_level, on_ready=ready,
+              api_key=args.api_key, header_timeout_s=args.header_timeout, body_timeout_s=args.body_timeout,
+              allowed_origins=[o.strip() for o in args.allowed_origins.split(",") if o.strip()]
+              if args.allowed_origins else None)
     except OSError as err:
         raise _UsageError(f"no se pudo escuchar en {args.host}:{args.port}: {err.strerror or err}") from None
     if args.exit_with_stdin:

@@ -541,6 +541,20 @@ def _integer_bounds(minimum: Any, maximum: Any, max_digits: Any, where: str) -> 
 
 # -- JSON objects ------------------------------------------------------------------------------------
 
+# Keywords that change nothing in the output, and the ones each kind of field enforces. Any other
+# keyword is refused: a constraint that ignored it would let through values that break the schema.
+_ANNOTATIONS = {"title", "description", "default", "examples", "$comment"}
+_FIELD_KEYWORDS = {"enum": {"enum", "type"}, "string": {"type", "minLength", "maxLength"},
+                   "integer": {"type", "minimum", "maximum", "maxDigits"}}
+_OBJECT_KEYWORDS = {"type", "properties", "required", "additionalProperties", "$schema"}
+
+
+def _refuse_unknown(where: str, spec: Mapping[str, Any], allowed: set[str]) -> None:
+    unknown = [k for k in spec if k not in allowed and k not in _ANNOTATIONS]
+    if unknown:
+        raise ValueError(f"{where}: the keyword {unknown[0]!r} is not supported by this constraint "
+                         f"(supported here: {sorted(allowed)})")
+
 def _normalise_schema(schema: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """Schema -> ``{key: field}`` where field is ``{"enum": [...]}``, ``{"type": "string", ...}`` or
     ``{"type": "integer", ...}``. Accepts a JSON-Schema-like object (``{"type": "object",
@@ -550,6 +564,7 @@ def _normalise_schema(schema: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     if "properties" in schema:
         if schema.get("type", "object") != "object":
             raise ValueError("`schema` with 'properties' must have type 'object'")
+        _refuse_unknown("`schema`", schema, _OBJECT_KEYWORDS)
         properties = schema["properties"]
         required = schema.get("required", list(properties))
         missing = [k for k in properties if k not in required]
@@ -568,6 +583,9 @@ def _normalise_schema(schema: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
             spec = {"enum": list(spec)}
         if not isinstance(spec, Mapping):
             raise ValueError(f"field {key!r}: expected a list of values or a dict, got {spec!r}")
+        kind = "enum" if "enum" in spec else spec.get("type")
+        if kind in _FIELD_KEYWORDS:
+            _refuse_unknown(f"field {key!r}", spec, _FIELD_KEYWORDS[kind])
         if "enum" in spec:
             values = list(spec["enum"])
             if not values or not all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in values):

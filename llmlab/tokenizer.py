@@ -40,6 +40,7 @@ __all__ = [
     "BPETokenizer",
     "DEFAULT_PATTERN",
     "DEFAULT_SPECIAL_TOKENS",
+    "StreamDecoder",
     "compression_stats",
     "pre_tokenize",
 ]
@@ -531,6 +532,33 @@ class BPETokenizer:
 # ---------------------------------------------------------------------------------------------
 # 4. How much does a tokenizer compress?
 # ---------------------------------------------------------------------------------------------
+class StreamDecoder:
+    """Token ids in, text out, one token at a time: a character is shown once all its bytes arrived.
+
+    A token may end in the middle of a multi-byte character (``acci\\xc3`` + ``\\xb3n``), so decoding
+    each token alone would print "�" twice. This keeps the unfinished bytes until the next token
+    completes them (Python's incremental UTF-8 decoder). Special tokens are markers, not text: they
+    give "". Works with any tokenizer that has ``token_bytes(id)`` and ``is_special(id)``; what
+    ``llmlab chat`` prints and what the server streams both come from here.
+    """
+
+    def __init__(self, tokenizer):
+        import codecs
+
+        self.tokenizer = tokenizer
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    def push(self, token_id: int) -> str:
+        """The characters this token completes ("" while a character is still incomplete)."""
+        if self.tokenizer.is_special(token_id):
+            return ""
+        return self._decoder.decode(self.tokenizer.token_bytes(token_id))
+
+    def flush(self) -> str:
+        """Whatever is left: an unfinished character at the end shows as "�"."""
+        return self._decoder.decode(b"", final=True)
+
+
 def compression_stats(tokenizer, text: str) -> dict[str, float]:
     """Counts for one text under one tokenizer, and the ratios that compare tokenizers.
 

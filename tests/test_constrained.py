@@ -371,3 +371,19 @@ def test_generate_json_convenience():
                              generator=g))
     with pytest.raises(ValueError, match="not finished"):
         generate_json(model, prompt, CH08_SCHEMA, TOKEN_BYTES, EOS, max_new_tokens=5)
+
+
+@pytest.mark.parametrize("field", [
+    {"type": "integer", "minimum": 0, "maximum": 9, "exclusiveMaximum": 5},
+    {"type": "integer", "minimum": 0, "maximum": 99, "multipleOf": 7},
+    {"type": "string", "maxLength": 9, "pattern": "^[a-z]+$"},
+    {"type": "string", "maxLength": 30, "format": "email"},
+    {"enum": ["a", "b"], "const": "a"},
+])
+def test_a_keyword_the_constraint_cannot_enforce_is_refused_by_name(field):
+    """Enforced or refused: ignoring the keyword would let through values that break the schema."""
+    keyword = next(k for k in field if k not in ("type", "minimum", "maximum", "maxLength", "enum"))
+    with pytest.raises(ValueError, match=keyword):
+        JsonObjectConstraint({"x": field}, TOKEN_BYTES, EOS)
+    # annotations change nothing in the output, so they pass
+    JsonObjectConstraint({"x": {"enum": ["a"], "description": "una"}}, TOKEN_BYTES, EOS)

@@ -10,7 +10,6 @@ import pytest
 import torch
 
 from llmlab import pretrained
-from llmlab.constrained import JsonObjectConstraint
 from llmlab.model import generate
 from llmlab.serve import Engine, RequestState, SamplingParams
 from llmlab.serve.scheduler import Scheduler
@@ -191,16 +190,20 @@ def test_a_failing_step_fails_its_requests_frees_everything_and_the_engine_recov
 
 
 def test_json_schema_requests_follow_the_schema_and_equal_constrained_generate(base):
+    from llmlab.serve.grammar import GrammarEngine
+
     model, tok = base
-    schema = {"riesgo": ["bajo", "medio", "alto"], "plazo_dias": {"type": "integer", "minimum": 1, "maximum": 30}}
+    schema = {"type": "object", "additionalProperties": False, "required": ["riesgo", "plazo_dias"],
+              "properties": {"riesgo": {"enum": ["bajo", "medio", "alto"]},
+                             "plazo_dias": {"type": "integer", "minimum": 1, "maximum": 30}}}
     engine = Engine(model, tok)
     prompt = [tok.bos_id] + tok.encode("Respuesta en JSON:")
     params = SamplingParams(max_tokens=40, temperature=0.9, seed=11, json_schema=schema, stop_token_ids=[tok.eos_id])
     (out,) = engine.generate([prompt], params)
     obj = json.loads(out.text)
-    assert list(obj) == ["riesgo", "plazo_dias"] and obj["riesgo"] in schema["riesgo"]
-    constraint = JsonObjectConstraint(schema, tok.vocab_bytes(), [tok.eos_id], special_token_ids=tok.special_ids,
-                                      prompt_length=len(prompt))
+    assert list(obj) == ["riesgo", "plazo_dias"] and obj["riesgo"] in ["bajo", "medio", "alto"]
+    assert 1 <= obj["plazo_dias"] <= 30
+    constraint = GrammarEngine(tok).constraint(schema, [tok.eos_id], prompt_length=len(prompt))
     ref = generate(model, torch.tensor(prompt), 40, sampler=params.make_sampler(constraint=constraint),
                    eos_token_id=[tok.eos_id])[len(prompt):].tolist()
     assert out.token_ids == ref

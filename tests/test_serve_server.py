@@ -170,15 +170,46 @@ BAD_CHAT_BODIES = {
     "negative temperature": {**GOOD, "temperature": -0.5},
     "top_p 0": {**GOOD, "top_p": 0},
     "top_p above 1": {**GOOD, "top_p": 1.5},
-    "n 2": {**GOOD, "n": 2},
-    "presence penalty": {**GOOD, "presence_penalty": 0.5},
-    "invalid JSON schema": {**GOOD, "max_tokens": 60, "response_format": {
-        "type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "object", "properties": {"a": {}}}}}},
-    "JSON schema without a schema": {**GOOD, "response_format": {"type": "json_schema", "json_schema": {"name": "x"}}},
-    "json_object without a schema": {**GOOD, "response_format": {"type": "json_object"}},
+    "n 0": {**GOOD, "n": 0},
+    "n 129": {**GOOD, "n": 129},
+    "presence penalty 3": {**GOOD, "presence_penalty": 3},
+    "frequency penalty -2.5": {**GOOD, "frequency_penalty": -2.5},
+    "temperature as a string": {**GOOD, "temperature": "0.5"},
+    "stream as a string": {**GOOD, "stream": "yes"},
+    "stream as 1": {**GOOD, "stream": 1},
+    "stream_options without stream": {**GOOD, "stream_options": {"include_usage": True}},
+    "top_logprobs without logprobs": {**GOOD, "top_logprobs": 2},
+    "top_logprobs 21": {**GOOD, "logprobs": True, "top_logprobs": 21},
+    "an unknown field": {**GOOD, "frobnicate": True},
+    "tools": {**GOOD, "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]},
+    "tool_choice required": {**GOOD, "tool_choice": "required"},
+    "a tool message": {**GOOD, "messages": [{"role": "user", "content": "Hola"},
+                                           {"role": "tool", "content": "42", "tool_call_id": "c1"}]},
+    "a message name": {**GOOD, "messages": [{"role": "user", "content": "Hola", "name": "ana"}]},
+    "reasoning_effort": {**GOOD, "reasoning_effort": "high"},
+    "logit_bias above 100": {**GOOD, "logit_bias": {"65": 101}},
+    "logit_bias with a word key": {**GOOD, "logit_bias": {"hola": 5}},
+    "logit_bias beyond the vocabulary": {**GOOD, "logit_bias": {"999999": 5}},
+    "stop_token_ids beyond the vocabulary": {**GOOD, "stop_token_ids": [999999]},
+    "min_tokens above max_tokens": {**GOOD, "min_tokens": 6},
+    "unsupported schema keyword": {**GOOD, "response_format": {"type": "json_schema", "json_schema": {
+        "name": "x", "schema": {"type": "array", "items": {"type": "integer"}, "uniqueItems": True}}}},
+    "a misspelt schema keyword": {**GOOD, "response_format": {"type": "json_schema", "json_schema": {
+        "name": "x", "schema": {"type": "string", "maxLenght": 3}}}},
+    "an unknown string format": {**GOOD, "response_format": {"type": "json_schema", "json_schema": {
+        "name": "x", "schema": {"type": "string", "format": "hostname"}}}},
+    "an unknown response_format type": {**GOOD, "response_format": {"type": "yaml"}},
+    "a schema name with spaces": {**GOOD, "response_format": {"type": "json_schema", "json_schema": {
+        "name": "a b", "schema": {"type": "object"}}}},
     "stop of the wrong type": {**GOOD, "stop": 7},
     "seed negative": {**GOOD, "seed": -1},
 }
+# What the error message must name (the field, or the schema keyword that would not be enforced).
+NAMED = {"unsupported schema keyword": "uniqueItems", "a misspelt schema keyword": "maxLenght",
+         "an unknown string format": "hostname", "an unknown field": "frobnicate", "tools": "tools",
+         "tool_choice required": "tool_choice", "top_logprobs without logprobs": "top_logprobs",
+         "stream as a string": "stream", "stream as 1": "stream", "a tool message": "tool",
+         "logit_bias beyond the vocabulary": "logit_bias", "min_tokens above max_tokens": "min_tokens"}
 
 
 @pytest.mark.parametrize("case", list(BAD_CHAT_BODIES))
@@ -195,6 +226,8 @@ def test_bad_input_gets_an_openai_style_error_and_the_server_keeps_serving(serve
     assert set(error) == {"message", "type", "param", "code"}
     if case == "unknown model":
         assert answer.status_code == 404 and error["code"] == "model_not_found"
+    if case in NAMED:
+        assert NAMED[case] in error["message"], error
     _assert_healthy(server)
 
 
@@ -247,11 +280,12 @@ def test_1000_requests_at_once_get_429_not_a_crash(server):
 def test_json_schema_response_format_gives_an_object_of_that_schema(server, client):
     schema = {"type": "object", "properties": {"riesgo": {"enum": ["bajo", "medio", "alto"]},
                                                "dias": {"type": "integer", "minimum": 1, "maximum": 30}},
-              "required": ["riesgo", "dias"]}
+              "required": ["riesgo", "dias"], "additionalProperties": False}
     answer = client.chat.completions.create(
         model="es-chat", messages=[{"role": "user", "content": "¿Es urgente? Responde en JSON."}], max_tokens=30,
         temperature=0.7, seed=4,
         response_format={"type": "json_schema", "json_schema": {"name": "r", "schema": schema}})
+    assert answer.choices[0].finish_reason == "stop"
     obj = json.loads(answer.choices[0].message.content)
     assert list(obj) == ["riesgo", "dias"] and obj["riesgo"] in ("bajo", "medio", "alto") and 1 <= obj["dias"] <= 30
 

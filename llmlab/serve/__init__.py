@@ -6,7 +6,10 @@ model: its scheduler, block manager and model runner are separate objects here t
 module, in the order a request meets them:
 
 - ``params``: ``SamplingParams``, what a request asks for (max_tokens, temperature, top_p, seed,
-  stops, a JSON schema), turned into the same ``llmlab.sampling.Sampler`` that ``generate`` uses.
+  stops, a JSON schema, logit_bias, penalties, logprobs), turned into the same
+  ``llmlab.sampling.Sampler`` that ``generate`` uses.
+- ``processors``: the request's own logits processor (logit_bias, presence/frequency penalties,
+  min_tokens) and ``grammar``: a JSON schema enforced token by token (llguidance), or refused.
 - ``request``: a request's life as an explicit state (waiting → running → finished, or
   preempted / cancelled / failed) and its timings: TTFT, inter-token latencies.
 - ``blocks``: the block allocator of the paged KV cache: a free list, reference counts,
@@ -17,8 +20,10 @@ module, in the order a request meets them:
 - ``runner``: one forward pass of the model over the step's tokens.
 - ``engine``: the step loop (``Engine``, ``LLM``): schedule, run, sample, retire.
 - ``speculative``: draft/target speculative decoding, with the exact accept/reject rule.
-- ``engine_thread``, ``protocol``, ``metrics``, ``server``: the HTTP side (FastAPI + uvicorn):
-  OpenAI-compatible routes, server-sent events, Prometheus ``/metrics``, limits (413, 429).
+- ``engine_thread``, ``protocol``, ``responses``, ``transport``, ``metrics``, ``server``: the HTTP
+  side (FastAPI + uvicorn): OpenAI-compatible routes and strict validation, answers and server-sent
+  events for ``n`` choices, the edge (API key, CORS, request ids, 408/413, header timeout),
+  Prometheus ``/metrics``, 429.
 - ``launcher``: ``launch("es-chat")`` starts the server from a notebook, and stops it for sure.
 - ``loadgen``: ``run_load(url, clients=16)``: concurrent clients, latency percentiles, throughput.
 
@@ -45,7 +50,7 @@ tokens of ``llmlab.model.generate`` with the same sampler, alone or among 32 con
 every KV block is back in the allocator when requests finish, fail or are cancelled.
 
 The server needs the ``serve`` extra (``pip install -e ".[serve]"``: fastapi, uvicorn, httpx,
-prometheus-client); the engine needs only torch. Units: seconds, bytes, tokens.
+prometheus-client, llguidance); the engine needs only torch (and llguidance for a JSON schema). Units: seconds, bytes, tokens.
 """
 
 from .blocks import BlockAllocator, OutOfBlocks

@@ -28,10 +28,12 @@ from typing import Any
 import torch
 
 from llmlab.model import Transformer
+from llmlab.sampling import Sampler
 
 from .blocks import BlockAllocator, blocks_needed
 from .paged_attention import PagedKVCache, Segment
 from .params import SamplingParams
+from .processors import RequestProcessor
 from .request import Completion, Request, RequestOutput, RequestState
 from .runner import ModelRunner
 from .scheduler import POLICIES, Scheduler
@@ -140,6 +142,7 @@ class Engine:
                                                   target_config=model.config)
         self._inbox: queue.SimpleQueue = queue.SimpleQueue()
         self._requests: dict[str, Request] = {}
+        self._grammar_engine = None
         self._ids = itertools.count()
         self.num_steps = 0
         self.prompt_tokens_total = 0  # tokens that went through the model as prompt (recomputes included)
@@ -160,7 +163,17 @@ class Engine:
         if len(prompt_ids) + params.max_tokens > self.max_seq_len:
             raise ValueError(f"prompt ({len(prompt_ids)} tokens) + max_tokens ({params.max_tokens}) exceeds the "
                              f"model's context of {self.max_seq_len} tokens")
-        constraint = self._constraint(params, len(prompt_ids)) if params.json_schema is not None else None
+        if self.speculative is not None and params.logprobs is not None:
+            raise ValueError("logprobs are not reported with speculative decoding (accepted draft tokens are "
+                             "not sampled one by one)")
+        if params.logit_bias and max(params.logit_bias) >= vocab:
+            raise ValueError(f"logit_bias token ids must be < vocab_size={vocab}")
+        grammar = self._grammar(params, len(prompt_ids)) if params.json_schema is not None else None
+        processor = RequestProcessor(len(prompt_ids), logit_bias=params.logit_bias,
+                                     presence_penalty=params.presence_penalty,
+                                     frequency_penalty=params.frequency_penalty, min_tokens=params.min_tokens,
+                                     stop_token_ids=params.stop_token_ids, grammar=grammar)
+        constraint = None if processor.is_noop else processor
         request_id = f"req-{next(self._ids)}" if request_id is None else str(request_id)
         return Request(request_id, prompt_ids, params, max_seq_len=self.max_seq_len, tokenizer=self.tokenizer,
                        constraint=constraint)
@@ -193,18 +206,20 @@ class Engine:
             raise ValueError("prompt must contain at least one token")
         return list(prompt)
 
-    def _constraint(self, params: SamplingParams, prompt_length: int):
-        from llmlab.constrained import JsonObjectConstraint
-
+    def _grammar(self, params: SamplingParams, prompt_length: int):
+        """The request's grammar constraint (``llmlab.serve.grammar``); ValueError if the schema is refused."""
         if self.tokenizer is None:
-            raise ValueError("json_schema needs an engine with a tokenizer (the constraint works on the tokens' bytes)")
+            raise ValueError("json_schema needs an engine with a tokenizer (the grammar works on the tokens' bytes)")
         tok = self.tokenizer
         stops = list(params.stop_token_ids) or ([tok.eos_id] if tok.eos_id is not None else [])
         if not stops:
-            raise ValueError("json_schema needs stop_token_ids (the token that ends the object)")
-        # Like the OpenAI API, a max_tokens too small for the object cuts it (finish_reason "length").
-        return JsonObjectConstraint(params.json_schema, tok.vocab_bytes(), stops,
-                                    special_token_ids=tok.special_ids, prompt_length=prompt_length)
+            raise ValueError("json_schema needs stop_token_ids (the token that ends the output)")
+        if self._grammar_engine is None:
+            from .grammar import GrammarEngine  # llguidance: only when a request asks for a schema
+
+            self._grammar_engine = GrammarEngine(tok)
+        # Like the OpenAI API, a max_tokens too small for the output cuts it (finish_reason "length").
+        return self._grammar_engine.constraint(params.json_schema, stops, prompt_length)
 
     # -- one step ----------------------------------------------------------------------------------
 
@@ -289,11 +304,21 @@ class Engine:
         logits = self.runner.run([Segment(seg.request.token_ids[seg.start:seg.end], seg.start, seg.request.block_table)
                                   for seg in segments], wants)
         now = time.perf_counter()
-        results = []
-        for seg, row in zip(segments, logits):
-            request = seg.request
-            request.num_computed = seg.end
-            results.append(self.sample_into(request, row, now) if row is not None else [])
+        for seg in segments:
+            seg.request.num_computed = seg.end
+        results: list[list[int]] = [[] for _ in segments]
+        # Plain greedy requests (no constraint, penalty or logprobs) take one argmax over the batch:
+        # the same token as their own Sampler (argmax of the same float32 logits, ties to the lowest id).
+        fast = [i for i, row in enumerate(logits) if row is not None and _plain_greedy(segments[i].request)]
+        if fast:
+            rows = torch.cat([logits[i] for i in fast]).to(torch.float32)
+            for i, token in zip(fast, rows.argmax(dim=-1).tolist()):
+                segments[i].request.append_token(token, now)
+                results[i] = [token]
+        chosen = set(fast)
+        for i, (seg, row) in enumerate(zip(segments, logits)):
+            if row is not None and i not in chosen:
+                results[i] = self.sample_into(seg.request, row, now)
         return results
 
     def sample_into(self, request: Request, logits: torch.Tensor, now: float) -> list[int]:
@@ -302,6 +327,8 @@ class Engine:
             token = int(request.sampler(logits, request.ids_view())[0])
         except Exception as err:  # e.g. a constraint with no allowed token: this request fails, not the step
             return self.fail_request(request, err, now)
+        if request.params.logprobs is not None:
+            request.record_logprobs(token, logits)
         request.append_token(token, now)
         return [token]
 
@@ -358,6 +385,12 @@ class Engine:
     def spec_stats(self):
         """Speculative decoding counters (``SpecStats``), or None without a draft model."""
         return None if self.speculative is None else self.speculative.stats()
+
+
+def _plain_greedy(request: Request) -> bool:
+    sampler = request.sampler  # anything else than a plain greedy Sampler goes through its own call
+    return (isinstance(sampler, Sampler) and not sampler.do_sample and sampler.constraint is None
+            and sampler.repetition_penalty in (None, 1.0) and request.params.logprobs is None)
 
 
 class LLM(Engine):

@@ -18,18 +18,47 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 
 from .engine import Engine, KVStats
 from .request import Request, RequestOutput
 
-__all__ = ["EngineThread", "QueueFull"]
+__all__ = ["EngineThread", "QueueFull", "RequestStream"]
 
 log = logging.getLogger("llmlab.serve")
 
 
 class QueueFull(RuntimeError):
     """Too many requests are queued: try again later (HTTP 429)."""
+
+
+def _deliver(items) -> None:
+    for queue, output in items:
+        queue.put_nowait(output)
+
+
+class RequestStream:
+    """The outputs of one submitted request, as an async iterator. ``aclose()`` before the last
+    output aborts the request (its blocks are freed at the next step), whether iteration started or not."""
+
+    def __init__(self, thread: EngineThread, request_id: str, outputs: asyncio.Queue):
+        self.thread, self.request_id, self._outputs = thread, request_id, outputs
+        self.finished = self._closed = False
+
+    def __aiter__(self) -> RequestStream:
+        return self
+
+    async def __anext__(self) -> RequestOutput:
+        if self.finished or self._closed:
+            raise StopAsyncIteration
+        output = await self._outputs.get()
+        self.finished = output.finished
+        return output
+
+    async def aclose(self) -> None:
+        if not self.finished and not self._closed:
+            self.thread.abort(self.request_id)
+        self._closed = True
 
 
 class EngineThread:
@@ -77,7 +106,7 @@ class EngineThread:
 
     # -- requests ----------------------------------------------------------------------------------
 
-    def submit(self, request: Request) -> AsyncIterator[RequestOutput]:
+    def submit(self, request: Request) -> RequestStream:
         """Queue ``request`` (built with ``engine.make_request``) and return its outputs as they come."""
         loop = asyncio.get_running_loop()
         outputs: asyncio.Queue = asyncio.Queue()
@@ -88,20 +117,7 @@ class EngineThread:
             self._streams[request.request_id] = (loop, outputs)
         self.engine.add_request(request)
         self._wake.set()
-        return self._iterate(request.request_id, outputs)
-
-    async def _iterate(self, request_id: str, outputs: asyncio.Queue) -> AsyncIterator[RequestOutput]:
-        finished = False
-        try:
-            while True:
-                output = await outputs.get()
-                yield output
-                if output.finished:
-                    finished = True
-                    return
-        finally:
-            if not finished:  # the consumer stopped early (client disconnected, error): free the request
-                self.abort(request_id)
+        return RequestStream(self, request.request_id, outputs)
 
     def abort(self, request_id: str) -> None:
         self.engine.abort(request_id)
@@ -133,6 +149,7 @@ class EngineThread:
         self._window = [(t, n) for t, n in self._window if now - t < 5.0] + ([(now, new_tokens)] if new_tokens else [])
         span = now - self._window[0][0] if self._window else 0.0
         self.tokens_per_s = sum(n for _, n in self._window) / max(span, 1.0) if self._window else 0.0
+        deliveries: dict[asyncio.AbstractEventLoop, list] = {}
         for output in outputs:
             if output.finished and self.on_finished is not None:
                 try:
@@ -145,10 +162,14 @@ class EngineThread:
                     self._streams.pop(output.request_id, None)
             if target is not None:
                 loop, queue = target
-                try:
-                    loop.call_soon_threadsafe(queue.put_nowait, output)
-                except RuntimeError:  # that event loop is closed: nobody is listening any more
-                    pass
+                deliveries.setdefault(loop, []).append((queue, output))
+        # One wake-up per event loop per step, not one per request: the loop thread and this one
+        # share the GIL, and every cross-thread call costs a context switch.
+        for loop, items in deliveries.items():
+            try:
+                loop.call_soon_threadsafe(_deliver, items)
+            except RuntimeError:  # that event loop is closed: nobody is listening any more
+                pass
 
     def _fail_all(self, err: BaseException) -> None:
         with self._lock:

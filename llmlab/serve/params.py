@@ -44,7 +44,11 @@ class SamplingParams:
     - ``top_p`` in (0, 1], ``top_k`` (None = all), ``min_p`` in [0, 1], ``repetition_penalty`` > 0.
     - ``seed``: the request's own random generator; None draws a fresh seed.
     - ``stop``: strings that end the text; ``stop_token_ids``, ``stop_sequences``: ids (see module).
-    - ``json_schema``: the output is one JSON object of this schema (``llmlab.constrained``).
+    - ``json_schema``: the output is JSON of this schema (``llmlab.serve.grammar``).
+    - ``logit_bias`` ``{token_id: bias in [-100, 100]}``, ``presence_penalty`` and ``frequency_penalty``
+      in [-2, 2], ``min_tokens`` (stop tokens banned before): see ``llmlab.serve.processors``.
+    - ``logprobs``: None, or how many alternatives (0..20) to report with each token's log-probability
+      (the model's own ``log_softmax``, before any sampling setting).
     """
 
     max_tokens: int = 16
@@ -58,6 +62,11 @@ class SamplingParams:
     stop_token_ids: Sequence[int] = ()
     stop_sequences: Sequence[Sequence[int]] = ()
     json_schema: Mapping[str, Any] | None = None
+    logit_bias: Mapping[int, float] | None = None
+    presence_penalty: float = 0.0
+    frequency_penalty: float = 0.0
+    min_tokens: int = 0
+    logprobs: int | None = None
 
     def __post_init__(self) -> None:
         if not _is_int(self.max_tokens) or self.max_tokens < 1:
@@ -87,6 +96,21 @@ class SamplingParams:
         if self.json_schema is not None and not isinstance(self.json_schema, Mapping):
             raise ValueError(f"json_schema must be a mapping (a JSON schema object), "
                              f"got {type(self.json_schema).__name__}")
+        if self.logit_bias is not None:
+            if not isinstance(self.logit_bias, Mapping) or not all(
+                    _is_int(k) and k >= 0 and _is_number(v) and -100 <= v <= 100 for k, v in self.logit_bias.items()):
+                raise ValueError(f"logit_bias must map token ids (ints >= 0) to numbers in [-100, 100], "
+                                 f"got {self.logit_bias!r}")
+            self.logit_bias = {int(k): float(v) for k, v in self.logit_bias.items()}
+        for name in ("presence_penalty", "frequency_penalty"):
+            value = getattr(self, name)
+            if not _is_number(value) or not -2 <= value <= 2:
+                raise ValueError(f"{name} must be a number in [-2, 2], got {value!r}")
+        if not _is_int(self.min_tokens) or not 0 <= self.min_tokens <= self.max_tokens:
+            raise ValueError(f"min_tokens must be an integer in [0, max_tokens={self.max_tokens}], "
+                             f"got {self.min_tokens!r}")
+        if self.logprobs is not None and (not _is_int(self.logprobs) or not 0 <= self.logprobs <= 20):
+            raise ValueError(f"logprobs must be None or an integer in [0, 20], got {self.logprobs!r}")
 
     @staticmethod
     def _id_list(name: str, values: Any) -> list[int]:

@@ -18,7 +18,6 @@ token* (TTFT: arrival until the first token exists, queueing and prefill include
 
 from __future__ import annotations
 
-import codecs
 import enum
 import time
 from dataclasses import dataclass, field
@@ -26,9 +25,11 @@ from typing import Any
 
 import torch
 
+from llmlab.tokenizer import StreamDecoder
+
 from .params import SamplingParams
 
-__all__ = ["Completion", "Request", "RequestMetrics", "RequestOutput", "RequestState"]
+__all__ = ["Completion", "Request", "RequestMetrics", "RequestOutput", "RequestState", "TokenLogprob"]
 
 
 class RequestState(enum.Enum):
@@ -106,6 +107,7 @@ class Completion:
     finish_reason: str | None  # "stop" | "length" | "cancelled" | "error"
     metrics: RequestMetrics
     error: str | None = None
+    logprobs: list[TokenLogprob] | None = None  # one per output token, when params.logprobs is set
 
     @property
     def ttft_s(self) -> float | None:
@@ -129,6 +131,17 @@ class RequestOutput:
     error: str | None
     num_prompt_tokens: int
     metrics: RequestMetrics | None = None  # set once finished
+    new_logprobs: tuple[TokenLogprob, ...] = ()  # one per new token when the request asked for logprobs
+
+
+@dataclass(frozen=True)
+class TokenLogprob:
+    """A generated token's log-probability under the model (``log_softmax`` of its logits) and the
+    ``top`` most likely alternatives at that step, as ``(token_id, logprob)`` pairs, best first."""
+
+    token_id: int
+    logprob: float
+    top: tuple[tuple[int, float], ...]
 
 
 class Request:
@@ -163,7 +176,8 @@ class Request:
         # Text (when the engine has a tokenizer): decoded incrementally, special tokens not shown.
         self.tokenizer = tokenizer
         self.text = ""
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._decoder = None if tokenizer is None else StreamDecoder(tokenizer)
+        self.logprobs: list[TokenLogprob] = []
         self._holdback = max((len(s) for s in params.stop), default=1) - 1
         self.metrics = RequestMetrics(arrival_s=time.perf_counter() if arrival_s is None else arrival_s)
 
@@ -218,10 +232,10 @@ class Request:
 
     def _extend_text(self, token_id: int) -> bool:
         """Add the token's characters to ``text``; True if a ``stop`` string appeared (text cut before it)."""
-        if self.tokenizer is None or self.tokenizer.is_special(token_id):
+        if self._decoder is None:
             return False
         before = len(self.text)
-        self.text += self._decoder.decode(self.tokenizer.token_bytes(token_id))
+        self.text += self._decoder.push(token_id)
         for stop in self.params.stop:
             at = self.text.find(stop, max(0, before - len(stop) + 1))
             if at >= 0:
@@ -238,7 +252,17 @@ class Request:
     def finish_text(self) -> None:
         """Flush an unfinished UTF-8 character at the end (shown as U+FFFD), unless the text was cut by a stop."""
         if self.tokenizer is not None and self.finish_reason != "stop":
-            self.text += self._decoder.decode(b"", final=True)
+            self.text += self._decoder.flush()
+
+    def record_logprobs(self, token_id: int, logits: torch.Tensor) -> None:
+        """Keep the log-probability of the token just chosen and the ``params.logprobs`` best alternatives."""
+        logprobs = torch.log_softmax(logits.reshape(-1).float(), dim=-1)
+        k = self.params.logprobs
+        top = ()
+        if k:
+            values, ids = torch.topk(logprobs, k)
+            top = tuple(zip(ids.tolist(), values.tolist()))
+        self.logprobs.append(TokenLogprob(token_id, float(logprobs[token_id]), top))
 
     def output(self, new_token_ids: list[int]) -> RequestOutput:
         done = self.is_done
@@ -246,6 +270,7 @@ class Request:
             request_id=self.request_id, new_token_ids=tuple(new_token_ids), num_output_tokens=len(self.output_ids),
             text=self.stream_text(), finished=done, finish_reason=self.finish_reason, error=self.error,
             num_prompt_tokens=self.num_prompt_tokens, metrics=self.metrics if done else None,
+            new_logprobs=tuple(self.logprobs[len(self.logprobs) - len(new_token_ids):]) if self.logprobs else (),
         )
 
     def completion(self) -> Completion:
@@ -253,6 +278,7 @@ class Request:
             request_id=self.request_id, prompt_token_ids=self.token_ids[: self.num_prompt_tokens],
             token_ids=self.output_ids, text=self.text if self.tokenizer is not None else None,
             finish_reason=self.finish_reason, metrics=self.metrics, error=self.error,
+            logprobs=list(self.logprobs) if self.params.logprobs is not None else None,
         )
 
     def __repr__(self) -> str:

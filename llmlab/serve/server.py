@@ -1,25 +1,29 @@
 """The HTTP server: an OpenAI-compatible API over the engine (FastAPI + uvicorn, loopback by default).
 
-Endpoints (the ones the OpenAI Python client and ``curl`` use):
+Endpoints (the ones the OpenAI Python client, ``curl`` and vLLM's clients use):
 
 - ``POST /v1/completions``: a prompt (text or token ids) continued;
 - ``POST /v1/chat/completions``: messages rendered with the model's chat template
-  (``llmlab.chat``), ``"stream": true`` for server-sent events, ``response_format`` with a JSON
-  schema for constrained output (``llmlab.constrained``);
-- ``GET /v1/models``, ``GET /health``, ``GET /metrics`` (Prometheus, ``llmlab.serve.metrics``).
+  (``llmlab.chat``), ``"stream": true`` for server-sent events, ``response_format`` (``json_object``
+  or a JSON schema, enforced by ``llmlab.serve.grammar``), ``n`` choices, ``logprobs``;
+- ``GET /v1/models``, ``GET /v1/models/{id}``, ``POST /tokenize``, ``POST /detokenize``,
+  ``GET /health``, ``GET /metrics`` (Prometheus, ``llmlab.serve.metrics``).
 
 Every error is answered the OpenAI way, ``{"error": {"message", "type", "param", "code"}}`` with a
 4xx status (5xx only for the server's own failures), and the server keeps serving: malformed JSON,
-an unknown model (404), missing messages, a prompt or ``max_tokens`` beyond the context, a bad
-sampling value, an invalid schema, a body larger than ``max_body_bytes`` (413) and a full queue
-(429) are all refused before anything reaches the engine.
+an unknown field or model, a bad type or value, a refused schema keyword, a prompt or ``max_tokens``
+beyond the context (400/404); no API key when one is set (401); a body too large (413) or too slow
+(408), a full queue (429), all refused before anything reaches the engine (``llmlab.serve.transport``).
 
-``python -m llmlab serve --model es-chat`` runs ``serve``; ``llmlab.serve.launch`` starts it in a
-subprocess for notebooks.
+``create_app`` puts the pieces together, one function per idea: the transport gate, the error
+handlers, the information routes, the generation routes (``protocol`` checks a body, ``responses``
+writes the answer). ``python -m llmlab serve --model es-chat`` runs ``serve``;
+``llmlab.serve.launch`` starts it in a subprocess for notebooks.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -35,14 +39,24 @@ from typing import Any
 from .engine import Engine
 from .engine_thread import EngineThread, QueueFull
 from .metrics import ServerMetrics
-from .protocol import APIError, ChatCompletionRequest, CompletionRequest, to_sampling_params
+from .protocol import (APIError, ChatCompletionRequest, CompletionRequest, DetokenizeRequest, TokenizeRequest,
+                       to_sampling_params)
+from .responses import Answer
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "DEFAULT_MAX_WAITING", "create_app", "serve"]
+try:  # FastAPI reads the routes' annotations from this module's globals
+    from starlette.requests import Request as HTTPRequest
+except ImportError:  # pragma: no cover - the engine works without the serve extra
+    HTTPRequest = Any
+
+__all__ = ["DEFAULT_BODY_TIMEOUT_S", "DEFAULT_HEADER_TIMEOUT_S", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_MAX_WAITING",
+           "create_app", "serve"]
 
 log = logging.getLogger("llmlab.serve")
 
 DEFAULT_MAX_BODY_BYTES = 1_000_000  # 1 MB: far more than a 256-token prompt needs
 DEFAULT_MAX_WAITING = 256  # requests queued beyond the running batch before answering 429
+DEFAULT_HEADER_TIMEOUT_S = 10.0  # a connection's request headers must arrive within this
+DEFAULT_BODY_TIMEOUT_S = 30.0  # and its body within this
 KEEP_ALIVE_S = 75  # seconds an idle client connection stays open (nginx's default)
 
 
@@ -50,64 +64,6 @@ def _error_response(err: APIError):
     from fastapi.responses import JSONResponse
 
     return JSONResponse(err.body(), status_code=err.status)
-
-
-class BodySizeLimit:
-    """ASGI middleware: refuse request bodies larger than ``max_bytes`` with 413 (checked on the
-    Content-Length header, and counted while reading for chunked uploads)."""
-
-    def __init__(self, app, max_bytes: int, on_reject=None):
-        self.app, self.max_bytes, self.on_reject = app, max_bytes, on_reject
-
-    async def __call__(self, scope, receive, send):
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
-        error = APIError(413, f"request body larger than {self.max_bytes} bytes", code="request_too_large")
-        headers = dict(scope.get("headers") or [])
-        length = headers.get(b"content-length")
-        if length is not None and length.isdigit() and int(length) > self.max_bytes:
-            return await self._reject(error, scope, receive, send, drain=int(length))
-        received = 0
-        started = False
-
-        async def limited_receive():
-            nonlocal received
-            message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > self.max_bytes:
-                    raise _TooLarge
-            return message
-
-        async def tracking_send(message):
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
-        try:
-            await self.app(scope, limited_receive, tracking_send)
-        except _TooLarge:
-            if not started:
-                await self._reject(error, scope, receive, send, drain=0)
-
-    async def _reject(self, error: APIError, scope, receive, send, drain: int):
-        if self.on_reject is not None:
-            self.on_reject(error.status)
-        # Read (and drop) what the client is still sending, up to a bound, so that it sees the
-        # answer instead of a reset connection; a larger body is cut off.
-        budget = min(drain, 64 * self.max_bytes)
-        while budget > 0:
-            message = await receive()
-            if message["type"] != "http.request":
-                break
-            budget -= len(message.get("body", b""))
-            if not message.get("more_body", False):
-                break
-        await _error_response(error)(scope, receive, send)
-
-
-class _TooLarge(Exception):
-    pass
 
 
 class _Served:
@@ -118,11 +74,20 @@ class _Served:
         self.tokenizer = engine.tokenizer
         self.context = engine.max_seq_len
         self.created = int(time.time())
+        # Names the weights and the code that serve: the same fingerprint means the same answers for a seed.
+        from llmlab import __version__
 
-    def check_model(self, model: str) -> None:
-        if model != self.model_name:
+        config = json.dumps(getattr(engine.model.config, "__dict__", {}), sort_keys=True, default=str)
+        self.fingerprint = "fp_" + hashlib.sha256(f"{model_name}|{__version__}|{config}".encode()).hexdigest()[:12]
+
+    def check_model(self, model: str | None) -> None:
+        if model is not None and model != self.model_name:
             raise APIError(404, f"the model {model!r} does not exist; this server serves {self.model_name!r}",
                            param="model", code="model_not_found")
+
+    def model_card(self) -> dict[str, Any]:
+        return {"id": self.model_name, "object": "model", "created": self.created, "owned_by": "llmlab",
+                "max_model_len": self.context}
 
     def room_for(self, prompt_ids: list[int], max_tokens: int | None, default: int | None) -> int:
         """Check the prompt and ``max_tokens`` against the context; return max_tokens."""
@@ -140,18 +105,56 @@ class _Served:
                            code="context_length_exceeded")
         return max_tokens
 
+    def check_ids(self, ids: list[int], param: str) -> None:
+        vocab = len(self.tokenizer)
+        if any(t < 0 or t >= vocab for t in ids):
+            raise APIError(400, f"{param}: token ids must lie in [0, {vocab})", param=param)
+
+    def chat_prompt(self, messages, add_generation_prompt: bool = True) -> list[int]:
+        from llmlab.chat import encode_chat
+
+        if self.chat_style is None:
+            raise APIError(400, f"{self.model_name} is not a chat model (no chat template): use /v1/completions",
+                           param="model")
+        plain = [{"role": "system" if m.role == "developer" else m.role, "content": m.text()} for m in messages]
+        try:
+            return encode_chat(plain, self.tokenizer, self.chat_style, add_generation_prompt=add_generation_prompt)
+        except (ValueError, TypeError) as err:
+            raise APIError(400, f"messages: {err}", param="messages") from None
+
+    def text_prompt(self, prompt: str | list) -> list[int]:
+        if isinstance(prompt, list) and prompt and isinstance(prompt[0], str):
+            if len(prompt) != 1:
+                raise APIError(400, "a list of several prompts is not supported: send one request per prompt",
+                               param="prompt")
+            prompt = prompt[0]
+        tok = self.tokenizer
+        if isinstance(prompt, str):
+            return ([tok.bos_id] if tok.bos_id is not None else []) + tok.encode(prompt)
+        if not prompt:
+            raise APIError(400, "prompt token ids must be a non-empty list", param="prompt")
+        self.check_ids(prompt, "prompt")
+        return list(prompt)
+
+    def chat_stops(self) -> list[int]:
+        from llmlab.chat import STOP_TOKENS
+
+        return [self.tokenizer.special_tokens[t] for t in STOP_TOKENS[self.chat_style]]
+
 
 def create_app(engine: Engine, *, model_name: str, chat_style: str | None = None,
-               max_waiting: int = DEFAULT_MAX_WAITING, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES):
+               max_waiting: int = DEFAULT_MAX_WAITING, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+               body_timeout_s: float = DEFAULT_BODY_TIMEOUT_S, api_key: str | None = None,
+               allowed_origins: list[str] | None = None):
     """The FastAPI application serving ``engine`` under the name ``model_name``.
 
-    The engine thread starts and stops with the application (its lifespan).
+    The engine thread starts and stops with the application (its lifespan). ``api_key``: every route
+    but ``/health`` needs ``Authorization: Bearer <api_key>``. ``allowed_origins``: the browser
+    origins CORS lets in (``["*"]`` for any).
     """
     from fastapi import FastAPI
-    from fastapi.exceptions import RequestValidationError
-    from fastapi.responses import JSONResponse, Response, StreamingResponse
-    from prometheus_client import CONTENT_TYPE_LATEST
-    from starlette.exceptions import HTTPException
+
+    from . import transport
 
     if engine.tokenizer is None:
         raise ValueError("the server needs an engine with a tokenizer")
@@ -169,8 +172,20 @@ def create_app(engine: Engine, *, model_name: str, chat_style: str | None = None
     app = FastAPI(title="llmlab serve", version="1", lifespan=lifespan,
                   description=f"OpenAI-compatible API for the llmlab model {model_name!r}")
     app.state.served, app.state.metrics = served, metrics
-    app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes,
-                       on_reject=lambda status: metrics.rejected.labels(status=str(status)).inc())
+    transport.install(app, max_body_bytes=max_body_bytes, body_timeout_s=body_timeout_s, api_key=api_key,
+                      allowed_origins=allowed_origins,
+                      on_reject=lambda status: metrics.rejected.labels(status=str(status)).inc())
+    _add_error_handlers(app, metrics)
+    _add_info_routes(app, served, metrics)
+    _add_generation_routes(app, served)
+    return app
+
+
+def _add_error_handlers(app, metrics: ServerMetrics) -> None:
+    """Every error as OpenAI's ``{"error": ...}``: ours, pydantic's, Starlette's (404, 405), and bugs (500)."""
+    from fastapi.exceptions import RequestValidationError
+    from fastapi.responses import JSONResponse
+    from starlette.exceptions import HTTPException
 
     def reject(err: APIError):
         metrics.rejected.labels(status=str(err.status)).inc()
@@ -187,6 +202,10 @@ def create_app(engine: Engine, *, model_name: str, chat_style: str | None = None
         if first.get("type") == "json_invalid":
             return reject(APIError(400, f"the body is not valid JSON: {first.get('ctx', {}).get('error', '')}".strip()))
         where = ".".join(loc) or "body"
+        if first.get("type") == "extra_forbidden":
+            return reject(APIError(400, f"Unrecognized request argument supplied: {where}", param=where))
+        if first.get("type") == "model_attributes_type" and not loc:
+            return reject(APIError(400, "the body must be a JSON object"))
         return reject(APIError(400, f"{where}: {first.get('msg', 'invalid value')}", param=loc[0] if loc else None))
 
     @app.exception_handler(HTTPException)
@@ -200,135 +219,112 @@ def create_app(engine: Engine, *, model_name: str, chat_style: str | None = None
         return JSONResponse(APIError(500, f"internal error: {type(err).__name__}", type="server_error").body(),
                             status_code=500)
 
+
+def _add_info_routes(app, served: _Served, metrics: ServerMetrics) -> None:
+    """Routes that answer without generating: health, models, tokenizer, metrics."""
+    from fastapi.responses import Response
+    from prometheus_client import CONTENT_TYPE_LATEST
+
     @app.get("/health")
     async def health():
-        if not thread.alive:
-            raise APIError(503, f"the engine stopped: {thread.error}", type="server_error")
+        if not served.thread.alive:
+            raise APIError(503, f"the engine stopped: {served.thread.error}", type="server_error")
         return {"status": "ok"}
 
     @app.get("/v1/models")
     async def models():
-        return {"object": "list", "data": [{"id": model_name, "object": "model", "created": served.created,
-                                            "owned_by": "llmlab", "max_model_len": served.context}]}
+        return {"object": "list", "data": [served.model_card()]}
+
+    @app.get("/v1/models/{model_id:path}")
+    async def model(model_id: str):
+        served.check_model(model_id)
+        return served.model_card()
+
+    @app.post("/tokenize")
+    async def tokenize(body: TokenizeRequest):
+        served.check_model(body.model)
+        if (body.prompt is None) == (body.messages is None):
+            raise APIError(400, "give either prompt or messages", param="prompt")
+        if body.messages is not None:
+            ids = served.chat_prompt(body.messages, add_generation_prompt=body.add_generation_prompt)
+        else:
+            tok = served.tokenizer
+            bos = [tok.bos_id] if body.add_special_tokens and tok.bos_id is not None else []
+            ids = bos + tok.encode(body.prompt)
+        return {"tokens": ids, "count": len(ids), "max_model_len": served.context}
+
+    @app.post("/detokenize")
+    async def detokenize(body: DetokenizeRequest):
+        served.check_model(body.model)
+        served.check_ids(body.tokens, "tokens")
+        return {"prompt": served.tokenizer.decode(body.tokens)}
 
     @app.get("/metrics")
     async def prometheus():
         return Response(metrics.render(), media_type=CONTENT_TYPE_LATEST)
 
+
+def _add_generation_routes(app, served: _Served) -> None:
+    """``/v1/completions`` and ``/v1/chat/completions``: check the body, queue ``n`` requests, answer."""
+    from fastapi.responses import StreamingResponse
+
     @app.post("/v1/completions")
-    async def completions(body: CompletionRequest):
+    async def completions(body: CompletionRequest, http: HTTPRequest):
         served.check_model(body.model)
-        prompt = body.prompt
-        if isinstance(prompt, list) and prompt and isinstance(prompt[0], str):
-            if len(prompt) != 1:
-                raise APIError(400, "a list of several prompts is not supported: send one request per prompt",
-                               param="prompt")
-            prompt = prompt[0]
-        tok = served.tokenizer
-        if isinstance(prompt, str):
-            prompt_ids = ([tok.bos_id] if tok.bos_id is not None else []) + tok.encode(prompt)
-        else:
-            prompt_ids = list(prompt)
-            if not prompt_ids or any(t < 0 or t >= len(tok) for t in prompt_ids):
-                raise APIError(400, f"prompt token ids must be a non-empty list of ids in [0, {len(tok)})",
-                               param="prompt")
+        prompt_ids = served.text_prompt(body.prompt)
         max_tokens = served.room_for(prompt_ids, body.max_tokens, default=16)
+        tok = served.tokenizer
         stops = [tok.eos_id] if tok.eos_id is not None and not body.ignore_eos else []
-        params = to_sampling_params(body, max_tokens=max_tokens, stop_token_ids=stops)
-        return await _run(body, prompt_ids, params, chat=False)
+        return await _answer(body, http, prompt_ids, chat=False, max_tokens=max_tokens, stops=stops,
+                             logprobs=body.logprobs, json_schema=None)
 
     @app.post("/v1/chat/completions")
-    async def chat_completions(body: ChatCompletionRequest):
-        from llmlab.chat import STOP_TOKENS, encode_chat
-
+    async def chat_completions(body: ChatCompletionRequest, http: HTTPRequest):
         served.check_model(body.model)
-        if served.chat_style is None:
-            raise APIError(400, f"{model_name} is not a chat model (no chat template): use /v1/completions",
-                           param="model")
-        messages = [{"role": "system" if m.role == "developer" else m.role, "content": m.text()}
-                    for m in body.messages]
-        try:
-            prompt_ids = encode_chat(messages, served.tokenizer, served.chat_style, add_generation_prompt=True)
-        except (ValueError, TypeError) as err:
-            raise APIError(400, f"messages: {err}", param="messages") from None
+        logprobs = body.choice_logprobs()
+        json_schema = body.json_schema()
+        prompt_ids = served.chat_prompt(body.messages)
         requested = body.max_completion_tokens if body.max_completion_tokens is not None else body.max_tokens
         max_tokens = served.room_for(prompt_ids, requested, default=None)
-        stops = [] if body.ignore_eos else [served.tokenizer.special_tokens[t] for t in STOP_TOKENS[served.chat_style]]
-        params = to_sampling_params(body, max_tokens=max_tokens, stop_token_ids=stops, json_schema=body.json_schema())
-        return await _run(body, prompt_ids, params, chat=True)
+        stops = [] if body.ignore_eos else served.chat_stops()
+        return await _answer(body, http, prompt_ids, chat=True, max_tokens=max_tokens, stops=stops,
+                             logprobs=logprobs, json_schema=json_schema)
 
-    async def _run(body, prompt_ids: list[int], params, *, chat: bool):
-        request_id = f"{'chatcmpl' if chat else 'cmpl'}-{uuid.uuid4().hex[:24]}"
+    async def _answer(body, http, prompt_ids: list[int], *, chat: bool, max_tokens: int, stops: list[int],
+                      logprobs: int | None, json_schema):
+        if body.stop_token_ids:
+            served.check_ids(body.stop_token_ids, "stop_token_ids")
+        n = body.n or 1
+        base_id = f"{'chatcmpl' if chat else 'cmpl'}-{uuid.uuid4().hex[:24]}"
+        requests = []
+        for i in range(n):
+            seed = None if body.seed is None else body.seed + i
+            params = to_sampling_params(body, max_tokens=max_tokens, stop_token_ids=stops, json_schema=json_schema,
+                                        logprobs=logprobs, seed=seed)
+            try:
+                requests.append(served.engine.make_request(prompt_ids, params, request_id=f"{base_id}-{i}"))
+            except ValueError as err:
+                raise APIError(400, str(err), param="response_format" if json_schema is not None else None) from None
+        streams = []
         try:
-            request = engine.make_request(prompt_ids, params, request_id=request_id)
-        except ValueError as err:
-            raise APIError(400, str(err), param="response_format" if params.json_schema is not None else None) from None
-        try:
-            outputs = thread.submit(request)
+            for request in requests:
+                streams.append(served.thread.submit(request))
         except QueueFull as err:
+            for stream in streams:
+                await stream.aclose()
             raise APIError(429, f"server busy: {err}", type="rate_limit_error", code="rate_limit_exceeded") from None
+        answer = Answer(request_id=base_id, model_name=served.model_name, fingerprint=served.fingerprint,
+                        tokenizer=served.tokenizer, chat=chat, logprobs=logprobs is not None, streams=streams)
         if body.stream:
             usage = bool(body.stream_options and body.stream_options.include_usage)
-            return StreamingResponse(_events(outputs, request_id, chat, usage), media_type="text/event-stream",
+            return StreamingResponse(answer.events(usage), media_type="text/event-stream",
                                      headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
-        last = None
-        async for last in outputs:
-            pass
-        if last.finish_reason == "error":
-            raise APIError(500, f"generation failed: {last.error}", type="server_error")
-        usage = _usage(last)
-        if chat:
-            choice = {"index": 0, "message": {"role": "assistant", "content": last.text},
-                      "finish_reason": last.finish_reason, "logprobs": None}
-            return {"id": request_id, "object": "chat.completion", "created": int(time.time()), "model": model_name,
-                    "choices": [choice], "usage": usage}
-        choice = {"index": 0, "text": last.text, "finish_reason": last.finish_reason, "logprobs": None}
-        return {"id": request_id, "object": "text_completion", "created": int(time.time()), "model": model_name,
-                "choices": [choice], "usage": usage}
+        result = await answer.collect(http.is_disconnected)
+        if result is None:  # the client left: its requests were cancelled; nobody reads this
+            from fastapi.responses import Response
 
-    async def _events(outputs, request_id: str, chat: bool, include_usage: bool):
-        created = int(time.time())
-        kind = "chat.completion.chunk" if chat else "text_completion"
-
-        def chunk(text: str | None, finish_reason: str | None = None, first: bool = False) -> str:
-            if chat:
-                delta = {"role": "assistant", "content": ""} if first else ({} if text is None else {"content": text})
-                choice = {"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}
-            else:
-                choice = {"index": 0, "text": text or "", "finish_reason": finish_reason, "logprobs": None}
-            event = {"id": request_id, "object": kind, "created": created, "model": model_name, "choices": [choice]}
-            if include_usage:
-                event["usage"] = None
-            return f"data: {json.dumps(event, ensure_ascii=False)}\n\n"
-
-        sent = 0
-        try:
-            if chat:
-                yield chunk(None, first=True)
-            async for output in outputs:
-                if len(output.text) > sent:
-                    yield chunk(output.text[sent:])
-                    sent = len(output.text)
-                if output.finished:
-                    if output.finish_reason == "error":
-                        error = APIError(500, f"generation failed: {output.error}", type="server_error")
-                        yield f"data: {json.dumps(error.body())}\n\n"
-                    else:
-                        yield chunk(None, finish_reason=output.finish_reason)
-                        if include_usage:
-                            event = {"id": request_id, "object": kind, "created": created, "model": model_name,
-                                     "choices": [], "usage": _usage(output)}
-                            yield f"data: {json.dumps(event)}\n\n"
-            yield "data: [DONE]\n\n"
-        finally:
-            await outputs.aclose()  # a client that left mid-stream: the request is aborted, its blocks freed
-
-    return app
-
-
-def _usage(output) -> dict[str, int]:
-    return {"prompt_tokens": output.num_prompt_tokens, "completion_tokens": output.num_output_tokens,
-            "total_tokens": output.num_prompt_tokens + output.num_output_tokens}
+            return Response(status_code=499)
+        return result
 
 
 # ------------------------------------------------------------------------------------------------
@@ -349,18 +345,24 @@ def _raise_open_files_limit() -> None:
 def serve(engine: Engine, *, model_name: str, chat_style: str | None = None, host: str = "127.0.0.1",
           port: int = 8000, max_waiting: int = DEFAULT_MAX_WAITING, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
           port_file: str | None = None, exit_with_stdin: bool = False, log_level: str = "warning",
-          on_ready=None) -> None:
+          on_ready=None, api_key: str | None = None, allowed_origins: list[str] | None = None,
+          header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S, body_timeout_s: float = DEFAULT_BODY_TIMEOUT_S) -> None:
     """Serve ``engine`` over HTTP until interrupted (blocks).
 
     ``port=0`` picks a free port. ``port_file``: once the server accepts connections, the port is
     written there (how ``launch`` learns it). ``exit_with_stdin``: stop when standard input is
-    closed, which happens when the parent process ends, however it ends.
+    closed, which happens when the parent process ends, however it ends. ``api_key``,
+    ``allowed_origins``: see ``create_app``; a connection's headers must arrive within
+    ``header_timeout_s`` and its body within ``body_timeout_s`` (slow or silent clients are cut off).
     """
     import uvicorn
 
+    from .transport import timed_protocol
+
     _raise_open_files_limit()
     app = create_app(engine, model_name=model_name, chat_style=chat_style, max_waiting=max_waiting,
-                     max_body_bytes=max_body_bytes)
+                     max_body_bytes=max_body_bytes, body_timeout_s=body_timeout_s, api_key=api_key,
+                     allowed_origins=allowed_origins)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -371,7 +373,7 @@ def serve(engine: Engine, *, model_name: str, chat_style: str | None = None, hos
     # a server that closes first can do it just as the client sends its next request on it, which
     # the client sees as a reset connection.
     config = uvicorn.Config(app, log_level=log_level, access_log=False, timeout_graceful_shutdown=5,
-                            backlog=2048, timeout_keep_alive=KEEP_ALIVE_S)
+                            backlog=2048, timeout_keep_alive=KEEP_ALIVE_S, http=timed_protocol(header_timeout_s))
     server = uvicorn.Server(config)
 
     if exit_with_stdin:
@@ -402,11 +404,14 @@ def serve(engine: Engine, *, model_name: str, chat_style: str | None = None, hos
     server.run(sockets=[sock])
 
 
-def request_json(url: str, body: Any = None, timeout_s: float = 30.0) -> Any:
+def request_json(url: str, body: Any = None, timeout_s: float = 30.0, api_key: str | None = None) -> Any:
     """A tiny stdlib HTTP helper (GET, or POST of a JSON body) returning the decoded JSON answer."""
     import urllib.request
 
     data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"} if data else {})
+    headers = {"Content-Type": "application/json"} if data else {}
+    if api_key is not None:
+        headers["Authorization"] = f"Bearer {api_key}"
+    req = urllib.request.Request(url, data=data, headers=headers)
     with urllib.request.urlopen(req, timeout=timeout_s) as answer:
         return json.loads(answer.read().decode())

@@ -716,7 +716,7 @@ with hidden("linear_param_count: otras dimensiones, con y sin sesgo"):
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# ### De una capa a un Transformer entero
+# ### Apilar bloques: del bloque suelto al modelo completo
 #
 # Cada bloque de un Transformer tiene cuatro proyecciones de atención (Q, K, V y la de salida), cada una de
 # `d × d`: `4d²`. Y un MLP que ensancha de `d` a `4d` y vuelve: `d·4d + 4d·d = 8d²`. En total, unos `12d²`
@@ -796,7 +796,7 @@ reparto = C.param_breakdown(32, 4096)
 print(f"fracción del MLP en cada bloque (8d² / 12d²): {reparto['mlp'] / reparto['per_layer']:.4f}")
 
 # %% [markdown]
-# ### Escala: tamaño, datos, cómputo y contexto
+# ### Cuatro ejes del crecimiento: parámetros, tokens de entrenamiento, FLOP y ventana
 #
 # «Escalar» un modelo no es solo añadir parámetros. Hay cuatro diales: los **parámetros** `N` (capacidad, memoria
 # y coste de servirlo), los **datos** de entrenamiento `D` (en tokens), el **cómputo** de entrenamiento (unas

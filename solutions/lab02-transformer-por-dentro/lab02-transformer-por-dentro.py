@@ -1582,8 +1582,8 @@ lo_delata("logits de X[0]", lambda: check_true(
 # - Sin posiciones, la atención es una bolsa de palabras. Tres remedios: tabla senoidal fija (`PE[0] = [0, 1, 0, 1, …]`),
 #   tabla aprendida (limitada a la longitud de entrenamiento) y RoPE, que gira `q` y `k` para que solo cuente la
 #   distancia relativa.
-# - La atención es una mesa de mezclas: `A = softmax(QKᵀ/√d_k)` por filas y `O = AV`. «Banco» en «El banco aprobó»
-#   reparte `[0.108, 0.652, 0.240]` y sale `o = [0.759, 0.370]`. Con `d_k = 64` se divide por 8.
+# - La atención es una media ponderada de los valores, con pesos que salen de comparar consultas y claves:
+#   `A = softmax(QKᵀ/√d_k)` por filas y `O = AV`. «Banco» en «El banco aprobó» reparte `[0.108, 0.652, 0.240]` y sale `o = [0.759, 0.370]`. Con `d_k = 64` se divide por 8.
 # - Varias cabezas son varias atenciones en paralelo sobre trozos de `d_model`, unidas por `W_O`.
 # - Los modelos modernos son pre-norm y causales, a diferencia del pseudocódigo del capítulo; los logits salen de la
 #   última fila. Tu pasada en NumPy reproduce los logits del `Transformer` de `llmlab`.

@@ -96,7 +96,7 @@ FORMATOS_MODELO = ["f32", "f16", "int8_channel", "q8_0", "q4_0", "int4_g32", "in
 PASOS_VELOCIDAD = 24  # pasos de decodificación en la medida de velocidad
 
 # %% [markdown]
-# ## 1. ¿Cuánto ocupa un modelo?
+# ## 1. Bytes por parámetro: la factura de memoria de unos pesos
 #
 # Un modelo es, ante todo, una lista enorme de números. Si tiene `N` parámetros y cada uno ocupa `b` bits, sus
 # pesos ocupan

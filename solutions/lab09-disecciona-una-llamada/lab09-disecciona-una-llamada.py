@@ -104,7 +104,7 @@ MUESTRAS_PREAJUSTE = 6  # respuestas muestreadas con cada preajuste de decodific
 PRECIO_GPU_HORA = 2.50  # dólares por hora de una GPU alquilada: un supuesto, cámbialo por tu precio
 
 # %% [markdown]
-# ## 0. La escena: una petición que parece sencilla
+# ## 0. El punto de partida: una pregunta corta y todo lo que pone en marcha
 #
 # El capítulo parte de una llamada corriente. Un estudiante escribe al asistente de su universidad: quiere
 # ampliar el plazo de una entrega porque tuvo una incidencia técnica que puede documentar. La aplicación no
@@ -577,7 +577,7 @@ plt.show()
 # política decide el texto. Los parámetros de decodificación no hacen que el modelo sepa más: solo cambian cómo
 # se elige entre lo que ya calculó.
 #
-# ## 5. Preajustes por caso de uso
+# ## 5. Qué mandos de muestreo pide cada tarea
 #
 # La guía propone tres puntos de partida. No hay una temperatura «buena»: hay una para cada trabajo.
 #
@@ -1040,7 +1040,7 @@ with hidden("fits_on_device: bordes exactos, GB frente a GiB, lote, reserva y er
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# ## 9. Si algo falla, ¿dónde miro primero?
+# ## 9. Diagnóstico: del síntoma a la pieza que lo causa
 #
 # Con la llamada diseccionada, cada síntoma apunta a una etapa. El capítulo lo resume en una tabla; la
 # versión del curso, con las etapas de este cuaderno:
