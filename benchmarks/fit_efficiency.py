@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from llmlab.cost import DEFAULT_EFFICIENCY, Efficiency  # noqa: E402
-from llmlab.cost.fit import evaluate, fit_efficiency  # noqa: E402
+from llmlab.cost.fit import fit_efficiency, score_efficiency  # noqa: E402
 from llmlab.cost.measured import LLAMA2_NVIDIA, LLAMA3_NVIDIA  # noqa: E402
 
 
@@ -68,7 +68,7 @@ def main() -> None:
     for gpu in gpus:
         train = [m for m in LLAMA2_NVIDIA if m.hardware != gpu]
         eff, _ = fit_efficiency(train)
-        held = evaluate([m for m in LLAMA2_NVIDIA if m.hardware == gpu], eff)
+        held = score_efficiency([m for m in LLAMA2_NVIDIA if m.hardware == gpu], eff)
         held_rows += held["rows"]
         print(f"  {gpu:<15} η_bw {eff.bandwidth:.3f}  η_f {eff.compute:.3f}  cycles {eff.layer_overhead_cycles:>9,.0f}"
               f"   decode MAPE {held['decode']['mape']:5.1f} %   prefill MAPE {held['prefill']['mape']:5.1f} %")
@@ -77,12 +77,12 @@ def main() -> None:
     print(f"  held-out decode  MAPE {sum(dec) / len(dec):5.1f} %  worst {max(dec):5.1f} %")
     print(f"  held-out prefill MAPE {sum(pre) / len(pre):5.1f} %  worst {max(pre):5.1f} %")
 
-    print_rows(evaluate(LLAMA3_NVIDIA, fitted),
+    print_rows(score_efficiency(LLAMA3_NVIDIA, fitted),
                "Out of sample: LLaMA-3-8B table (May 2024 llama.cpp, Q4_K_M/F16, tg512/pp512), no refit:")
 
     ideal = replace(Efficiency(), accumulate="fp16")
     print("\nIdeal roofline (η = 1, no overhead), as public calculators do, on the fit table:")
-    print_summary(evaluate(LLAMA2_NVIDIA, ideal))
+    print_summary(score_efficiency(LLAMA2_NVIDIA, ideal))
 
 
 if __name__ == "__main__":

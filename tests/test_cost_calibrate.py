@@ -16,7 +16,7 @@ from llmlab.cost.calibrate import (
     spec_from_llmlab,
     time_it,
 )
-from llmlab.cost.fit import evaluate, fit_efficiency, nelder_mead, predict
+from llmlab.cost.fit import fit_efficiency, nelder_mead, predict, score_efficiency
 from llmlab.cost.measured import LLAMA2_NVIDIA, LLAMA3_NVIDIA, Measurement
 
 
@@ -93,11 +93,11 @@ def test_fitted_defaults_are_the_fit_of_the_table():
     assert report["decode"]["mape"] < 8
 
 
-def test_evaluate_and_measurement_validation():
-    r = evaluate(LLAMA3_NVIDIA[:2])
+def test_score_efficiency_and_measurement_validation():
+    r = score_efficiency(LLAMA3_NVIDIA[:2])
     assert r["all"]["n"] == 2 and r["rows"][0]["predicted"] > 0
     with pytest.raises(ValueError):
-        evaluate([])
+        score_efficiency([])
     with pytest.raises(ValueError):
         Measurement("llama-2-7b", "rtx-4090", "train", "f16", 128, 10.0)
     with pytest.raises(ValueError):

@@ -66,6 +66,17 @@ def time_it(fn, repeats: int = 5, warmup: int = 1, clock=time.perf_counter) -> f
     return statistics.median(times)
 
 
+def _throughput(run_prefill, run_decode, prompt_tokens: int, decode_tokens: int, repeats: int, clock) -> dict:
+    """Prefill and decode speed from two timed callables (``run_decode`` returns its own seconds), median of
+    ``repeats`` after one warm-up decode; the same for llmlab's model and a transformers one."""
+    prefill_s = time_it(run_prefill, repeats=repeats, clock=clock)
+    run_decode()  # warm-up
+    decode_s = statistics.median(run_decode() for _ in range(repeats))
+    return {"prefill_tokens_per_s": prompt_tokens / prefill_s, "decode_tokens_per_s": decode_tokens / decode_s,
+            "prefill_s": prefill_s, "decode_step_s": decode_s / decode_tokens,
+            "prompt_tokens": prompt_tokens, "decode_tokens": decode_tokens}
+
+
 def measure_matmul_tflops(n: int = 1024, dtype: torch.dtype = torch.float32, repeats: int = 5,
                           clock=time.perf_counter) -> float:
     """TFLOP/s of an ``n×n @ n×n`` matmul (2·n³ FLOPs), the compute roof for large batches."""
@@ -183,12 +194,7 @@ def measure_llmlab_speed(model, prompt_tokens: int = 256, decode_tokens: int = 6
             model(tok, cache=cache)
         return clock() - t0
 
-    prefill_s = time_it(run_prefill, repeats=repeats, clock=clock)
-    run_decode()  # warm-up
-    decode_s = statistics.median(run_decode() for _ in range(repeats))
-    return {"prefill_tokens_per_s": prompt_tokens / prefill_s, "decode_tokens_per_s": decode_tokens / decode_s,
-            "prefill_s": prefill_s, "decode_step_s": decode_s / decode_tokens,
-            "prompt_tokens": prompt_tokens, "decode_tokens": decode_tokens}
+    return _throughput(run_prefill, run_decode, prompt_tokens, decode_tokens, repeats, clock)
 
 
 @torch.inference_mode()
@@ -242,12 +248,7 @@ def measure_hf_speed(hf_model, prompt_tokens: int = 256, decode_tokens: int = 64
             past = getattr(hf_model(tok, use_cache=True, **{key: past}), key)
         return clock() - t0
 
-    prefill_s = time_it(run_prefill, repeats=repeats, clock=clock)
-    run_decode()  # warm-up
-    decode_s = statistics.median(run_decode() for _ in range(repeats))
-    return {"prefill_tokens_per_s": prompt_tokens / prefill_s, "decode_tokens_per_s": decode_tokens / decode_s,
-            "prefill_s": prefill_s, "decode_step_s": decode_s / decode_tokens,
-            "prompt_tokens": prompt_tokens, "decode_tokens": decode_tokens}
+    return _throughput(run_prefill, run_decode, prompt_tokens, decode_tokens, repeats, clock)
 
 
 def hf_layer_overhead_s(config, context: int = 256, steps: int = 64, repeats: int = 3, clock=time.perf_counter) -> float:

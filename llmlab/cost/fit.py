@@ -22,7 +22,7 @@ from .catalog import get_hardware, get_model
 from .measured import Measurement
 from .speed import DEFAULT_EFFICIENCY, Efficiency, generation, prefill_tokens_per_s
 
-__all__ = ["predict", "evaluate", "fit_efficiency", "nelder_mead"]
+__all__ = ["predict", "score_efficiency", "fit_efficiency", "nelder_mead"]
 
 
 def predict(m: Measurement, efficiency: Efficiency = DEFAULT_EFFICIENCY, spec=None, hardware=None) -> float:
@@ -34,7 +34,7 @@ def predict(m: Measurement, efficiency: Efficiency = DEFAULT_EFFICIENCY, spec=No
     return prefill_tokens_per_s(spec, hardware, m.tokens, m.weight_format, efficiency=efficiency)
 
 
-def evaluate(measurements: list[Measurement], efficiency: Efficiency = DEFAULT_EFFICIENCY) -> dict:
+def score_efficiency(measurements: list[Measurement], efficiency: Efficiency = DEFAULT_EFFICIENCY) -> dict:
     """Score ``efficiency`` on a table: per-row predictions and, per kind and overall, the mean
     absolute percentage error (``mape``, %), the worst row and the bias (geometric mean ratio)."""
     if not measurements:
@@ -109,7 +109,7 @@ def fit_efficiency(measurements: list[Measurement], start: Efficiency = DEFAULT_
     """Fit ``bandwidth`` and ``layer_overhead_cycles`` on the decode rows, then ``compute`` on the
     prefill rows; the other fields of ``start`` (accumulate, dequant, ubatch) are kept.
 
-    Returns the fitted :class:`Efficiency` and :func:`evaluate` of it on ``measurements``.
+    Returns the fitted :class:`Efficiency` and :func:`score_efficiency` of it on ``measurements``.
     """
     decode = [m for m in measurements if m.kind == "decode"]
     prefill_rows = [m for m in measurements if m.kind == "prefill"]
@@ -135,4 +135,4 @@ def fit_efficiency(measurements: list[Measurement], start: Efficiency = DEFAULT_
 
     (eta,), _ = nelder_mead(prefill_loss, [0.5], step=[0.1])
     eff = replace(eff, compute=float(round(eta, 3)), name=start.name)
-    return eff, evaluate(measurements, eff)
+    return eff, score_efficiency(measurements, eff)

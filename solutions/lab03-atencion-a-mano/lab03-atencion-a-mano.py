@@ -64,7 +64,7 @@ import math
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
-import torch.nn.functional as TF
+from torch.nn.functional import scaled_dot_product_attention  # torch's SDPA; F below is llmlab.functional
 
 from llmlab import attention as AT
 from llmlab import cost as C
@@ -81,7 +81,7 @@ from llmlab.checks import EjercicioSinHacer  # lo que lanza un ejercicio que aú
 REFERENCIAS = (
     AT.attention_scores, AT.causal_mask, AT.softmax_rows, AT.scaled_dot_product_attention, AT.causal_attention,
     AT.attention_from_X, AT.multi_head_attention, AT.grouped_query_attention, AT.cross_attention,
-    AT.decode_step, AT.split_heads, AT.merge_heads, TF.scaled_dot_product_attention,
+    AT.decode_step, AT.split_heads, AT.merge_heads, scaled_dot_product_attention,
 )
 
 plt.rcParams["figure.figsize"] = (6.4, 3.6)
@@ -1330,7 +1330,7 @@ with hidden("causal_attention_torch: lotes con cabezas, float32, valores grandes
         qh = escala * torch.randn(*forma_qk, generator=gen, dtype=dtype)
         kh = escala * torch.randn(*forma_qk, generator=gen, dtype=dtype)
         vh = torch.randn(*forma_qk[:-1], d_v, generator=gen, dtype=dtype)
-        casos.append((qh, kh, vh, TF.scaled_dot_product_attention(qh, kh, vh, is_causal=True),
+        casos.append((qh, kh, vh, scaled_dot_product_attention(qh, kh, vh, is_causal=True),
                       AT.causal_attention(qh.double().numpy(), kh.double().numpy(), vh.double().numpy())[1]))
     with reference_blocked(*REFERENCIAS):
         for qh, kh, vh, salida_ref, pesos_ref in casos:
@@ -1366,7 +1366,7 @@ def iguales(a, b, tolerancia=1e-12):
 
 # Una cabeza: la frase de cinco palabras con SDPA.
 a_tensor = lambda M: torch.tensor(M)[None, None]  # noqa: E731  [lote, cabezas, n, d] (una copia)
-sdpa = TF.scaled_dot_product_attention(a_tensor(Q_frase), a_tensor(K_frase), a_tensor(V_frase), is_causal=True)
+sdpa = scaled_dot_product_attention(a_tensor(Q_frase), a_tensor(K_frase), a_tensor(V_frase), is_causal=True)
 print("NumPy frente a SDPA (una cabeza):                  ", iguales(sdpa[0, 0], O_frase))
 
 # Cuatro cabezas: las matrices de la sección 6 cargadas en la capa de atención de llmlab.model.

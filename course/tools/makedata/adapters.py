@@ -46,6 +46,7 @@ from llmlab.model import ModelConfig, Transformer, count_parameters, generate
 from llmlab.train import build_sft_examples, encode_documents, evaluate, train
 
 from . import DATA
+from .common import log as _log, one_line as _one_line, ppl as _ppl
 
 __all__ = ["FULL", "SMOKE", "build", "main"]
 
@@ -93,15 +94,6 @@ SMOKE = {
 }
 
 ADAPTER_DTYPE = torch.float16  # on disk; loaded as float32
-
-
-def _log(message: str, quiet: bool) -> None:
-    if not quiet:
-        print(message, file=sys.stderr, flush=True)
-
-
-def _ppl(nll: float) -> float:
-    return math.exp(nll)
 
 
 def _mb(n_bytes: int) -> float:
@@ -461,10 +453,6 @@ def _report(r: dict) -> str:
         "",
     ]
     return "\n".join(lines)
-
-
-def _one_line(text: str) -> str:
-    return text.replace("\n", "⏎") if text.strip() else "(nothing)"
 
 
 # ----------------------------------------------------------------------------------------------

@@ -53,6 +53,7 @@ from llmlab.tokenizer import BPETokenizer
 from llmlab.train import build_sft_examples, encode_documents, evaluate, stream_rows, train
 
 from . import DATA, quality
+from .common import log as _log, overridden, ppl as _ppl
 
 __all__ = ["FULL", "SMOKE", "SWEEP", "build", "ngram_nll", "main", "sweep"]
 
@@ -102,37 +103,20 @@ FULL = {
     "sample_tokens": 48,
 }
 
-# The same pipeline on a few documents with a model of a few thousand parameters: seconds.
-SMOKE = {
-    "vocab_size": 300,
-    "threads": 1,
-    "seed": 1234,
-    "data_slice": 6,  # the first 6 documents of each split, 30 conversations
-    "eval_tokens": 2000,
-    "train_eval_tokens": 2000,
+# The same pipeline on a few documents with a model of a few thousand parameters: seconds. Only the numbers
+# change; everything else (seeds, dropout, the chat style, LoRA's targets, the replay share) is FULL's.
+SMOKE = overridden(FULL, {
+    "vocab_size": 300, "data_slice": 6, "eval_tokens": 2000, "train_eval_tokens": 2000,  # 6 documents per split
     "models": {
-        "es-mini": {
-            "config": dict(d_model=16, n_layers=1, n_heads=2, n_kv_heads=1, max_seq_len=256, dropout=0.0),
-            "train": dict(steps=4, batch_size=2, seq_len=32, lr=3e-3, warmup=1, weight_decay=0.1,
-                          grad_clip=1.0, eval_every=2, patience=None),
-        },
-        "es-base": {
-            "config": dict(d_model=32, n_layers=1, n_heads=2, n_kv_heads=1, max_seq_len=256, dropout=0.0),
-            "train": dict(steps=4, batch_size=2, seq_len=32, lr=3e-3, warmup=1, weight_decay=0.1,
-                          grad_clip=1.0, eval_every=2, patience=None),
-        },
+        "es-mini": {"config": dict(d_model=16, n_layers=1, n_heads=2, n_kv_heads=1),
+                    "train": dict(steps=4, batch_size=2, seq_len=32, warmup=1, eval_every=2)},
+        "es-base": {"config": dict(d_model=32, n_layers=1, n_heads=2, n_kv_heads=1),
+                    "train": dict(steps=4, batch_size=2, seq_len=32, lr=3e-3, warmup=1, eval_every=2)},
     },
-    "chat": {
-        "parent": "es-base",
-        "style": "chatml",
-        "lora": dict(target_modules="all-linear", r=4, alpha=8, dropout=0.0),
-        "replay": 0.5,
-        "train": dict(steps=3, batch_size=2, seq_len=255, lr=1e-3, warmup=1, weight_decay=0.0,
-                      grad_clip=1.0, eval_every=3, patience=None),
-    },
+    "chat": {"lora": dict(r=4, alpha=8), "train": dict(steps=3, batch_size=2, lr=1e-3, warmup=1, eval_every=3)},
     "quality": dict(samples=4, new_tokens=8, chat_questions=3),
     "sample_tokens": 8,
-}
+})
 
 DESCRIPTIONS = {
     "es-base": "Modelo base en español ({params} parámetros, estilo Llama): continúa textos. Entrenado con el corpus del curso.",
@@ -185,11 +169,6 @@ def _best_k(train_ids, val_ids, vocab_size, order) -> float:
 # ----------------------------------------------------------------------------------------------
 
 
-def _log(message: str, quiet: bool) -> None:
-    if not quiet:
-        print(message, file=sys.stderr, flush=True)
-
-
 def _sample(model, tok, prompt_ids, n_tokens, stop_ids, seed, **sampling) -> str:
     """Sampled continuation (fixed seed), decoded without the prompt and the stop token."""
     sampler = Sampler(generator=torch.Generator().manual_seed(seed), **sampling)
@@ -201,10 +180,6 @@ def _sample(model, tok, prompt_ids, n_tokens, stop_ids, seed, **sampling) -> str
 
 def _params_es(n: int) -> str:
     return f"{n / 1e6:.1f} M".replace(".", ",")
-
-
-def _ppl(nll: float) -> float:
-    return math.exp(nll)
 
 
 def build(out_dir: str | os.PathLike, *, smoke: bool = False, threads: int | None = None, progress: bool = True,

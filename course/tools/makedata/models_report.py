@@ -7,17 +7,9 @@ from pathlib import Path
 
 from llmlab import pretrained
 
+from .common import one_line as _one_line, ppl as _ppl
+
 __all__ = ["report"]
-
-
-def _ppl(nll: float) -> float:
-    return math.exp(nll)
-
-
-def _one_line(text: str) -> str:
-    # Line breaks drawn as ⏎ so that each sample stays on one Markdown line. No strip(): the
-    # continuation of a prompt usually starts with a space, and that space is part of the token.
-    return text.replace("\n", "⏎") if text.strip() else "(nothing)"
 
 
 def _bpb(nll: float, tokens: int, n_bytes: int) -> float:
