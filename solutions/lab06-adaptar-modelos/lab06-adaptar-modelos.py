@@ -258,7 +258,7 @@ plt.show()
 #
 # ## 3. Un paso de entrenamiento, a mano
 #
-# Un paso de ajuste tiene tres piezas: el gradiente de la pérdida respecto a los pesos, la actualización
+# Un paso de ajuste tiene tres piezas: la derivada de la pérdida con respecto a cada peso, la actualización
 # `θ' = θ − η ∇_θ L` y la decisión de **qué tokens cuentan** en la pérdida. Con un lote de `B` ejemplos la pérdida
 # es la media, `L = −(1/B) Σ_b log p(y_b | x_b)`, y por eso el gradiente también lleva el `1/B`: si lo olvidas, doblar
 # el lote dobla el paso.
@@ -1524,7 +1524,10 @@ with hidden("contamination_rate: acentos compuestos y descompuestos, tabuladores
 # «Modelo abierto» no es un sí o un no. Se pueden publicar los pesos, el código de entrenamiento e inferencia, los
 # datos (o información suficiente sobre ellos), la receta completa, la evaluación y la ficha del modelo, cada
 # pieza con su licencia. La definición de IA de código abierto de la OSI (versión 1.0, 2024) exige las libertades
-# de usar, estudiar, modificar y compartir, y eso no se cumple con solo poder descargar los pesos. La mayoría de
+# de usar, estudiar, modificar y compartir, y eso no se cumple con solo poder descargar los pesos. Sobre los datos,
+# la definición no obliga a publicarlos enteros: pide **información** suficiente sobre ellos (de dónde salen, cómo se
+# eligieron y se trataron) para que alguien competente pueda construir un sistema equivalente; sí exige el código y
+# los pesos. La mayoría de
 # los modelos populares son de **pesos abiertos**: se descargan y se ejecutan, con una licencia propia que a menudo
 # pone condiciones (de uso comercial, de tamaño de empresa, de redistribución de derivados).
 #
@@ -1533,33 +1536,37 @@ with hidden("contamination_rate: acentos compuestos y descompuestos, tabuladores
 # Dos funciones pequeñas que convierten en código las decisiones del capítulo.
 #
 # `openness_category(card)` recibe un diccionario con las claves `"weights"`, `"code"`, `"data"`, `"recipe"`
-# (booleanos: ¿se publica esa pieza?) y `"license"` (un identificador como `"apache-2.0"` o `"llama3"`), y devuelve
+# (booleanos: ¿se publica esa pieza? Para `"data"`, ¿se publica información suficiente sobre los datos?) y `"license"` (un identificador como `"apache-2.0"` o `"llama3"`), y devuelve
 # una de tres cadenas:
 #
-# - `"closed"` si no se publican los pesos;
-# - `"open source"` si se publican pesos, código, datos y receta **y** la licencia está en `LICENCIAS_OSI`
+# - `"cerrado"` si no se publican los pesos;
+# - `"código abierto"` si se publican pesos, código, datos y receta **y** la licencia está en `LICENCIAS_OSI`
 #   (compara sin distinguir mayúsculas);
-# - `"open weights"` en cualquier otro caso.
+# - `"pesos abiertos"` en cualquier otro caso.
 #
 # `choose_adaptation(need)` recibe una necesidad y devuelve la primera técnica que conviene probar, según la tabla
-# de la sección 1: `"changing knowledge"` → `"RAG"`, `"specific format"` → `"instruction tuning"`,
-# `"few resources"` → `"LoRA"`, `"low latency"` → `"distillation"`, `"local control"` → `"open weights"`,
-# `"max quality"` → `"large API model"`. Con cualquier otra necesidad, lanza `ValueError`.
+# de la sección 1: `"changing knowledge"` → `"RAG"`, `"specific format"` → `"ajuste a instrucciones"`,
+# `"few resources"` → `"LoRA"`, `"low latency"` → `"destilación"`, `"local control"` → `"pesos abiertos"`,
+# `"max quality"` → `"modelo grande por API"`. Con cualquier otra necesidad, lanza `ValueError`.
 
 # %% nbgrader={"grade_id": "datos_licencias", "locked": true}
 # Licencias aprobadas por la OSI que usa el ejercicio (identificadores SPDX en minúsculas).
 LICENCIAS_OSI = {"apache-2.0", "mit", "bsd-2-clause", "bsd-3-clause", "gpl-3.0", "lgpl-3.0", "mpl-2.0"}
+# Las respuestas de llmlab.adaptation están en inglés; el curso las da en español.
+EN_ESPANOL = {"closed": "cerrado", "open weights": "pesos abiertos", "open source": "código abierto", "RAG": "RAG",
+              "instruction tuning": "ajuste a instrucciones", "LoRA": "LoRA", "distillation": "destilación",
+              "large API model": "modelo grande por API"}
 
 # %% nbgrader={"grade_id": "decisiones", "solution": true}
 def openness_category(card):
-    """"closed", "open weights" u "open source" según las piezas publicadas y la licencia."""
+    """"cerrado", "pesos abiertos" u "código abierto" según las piezas publicadas y la licencia."""
     ### BEGIN SOLUTION
     if not card["weights"]:
-        return "closed"
+        return "cerrado"
     todo = card["code"] and card["data"] and card["recipe"]
     if todo and str(card["license"]).lower() in LICENCIAS_OSI:
-        return "open source"
-    return "open weights"
+        return "código abierto"
+    return "pesos abiertos"
     ### END SOLUTION
 
 
@@ -1568,11 +1575,11 @@ def choose_adaptation(need):
     ### BEGIN SOLUTION
     tabla = {
         "changing knowledge": "RAG",
-        "specific format": "instruction tuning",
+        "specific format": "ajuste a instrucciones",
         "few resources": "LoRA",
-        "low latency": "distillation",
-        "local control": "open weights",
-        "max quality": "large API model",
+        "low latency": "destilación",
+        "local control": "pesos abiertos",
+        "max quality": "modelo grande por API",
     }
     if need not in tabla:
         raise ValueError(f"necesidad desconocida: {need}")
@@ -1596,10 +1603,10 @@ def choose_adaptation(need):
 solo_pesos = {"weights": True, "code": False, "data": False, "recipe": False, "license": "llama3"}
 todo_abierto = {"weights": True, "code": True, "data": True, "recipe": True, "license": "Apache-2.0"}
 with reference_blocked(*REFERENCIAS):
-    check_equal(checked_call(openness_category, solo_pesos), "open weights", what="solo los pesos, licencia propia",
+    check_equal(checked_call(openness_category, solo_pesos), "pesos abiertos", what="solo los pesos, licencia propia",
                 hint="descargar los pesos no lo convierte en código abierto")
-    check_equal(checked_call(openness_category, todo_abierto), "open source", what="todo publicado con Apache-2.0")
-    check_equal(checked_call(openness_category, {**todo_abierto, "weights": False}), "closed", what="sin pesos")
+    check_equal(checked_call(openness_category, todo_abierto), "código abierto", what="todo publicado con Apache-2.0")
+    check_equal(checked_call(openness_category, {**todo_abierto, "weights": False}), "cerrado", what="sin pesos")
     check_equal(checked_call(choose_adaptation, "changing knowledge"), "RAG", what="datos que cambian cada semana",
                 hint="el conocimiento que caduca se consulta, no se entrena")
     check_equal(checked_call(choose_adaptation, "few resources"), "LoRA", what="pocos recursos")
@@ -1613,8 +1620,8 @@ with hidden("openness_category y choose_adaptation: todas las combinaciones y to
     for w, c, d, r in itertools.product([True, False], repeat=4):
         for lic in ("MIT", "apache-2.0", "llama3", "cc-by-nc-4.0", "Qwen"):
             card = {"weights": w, "code": c, "data": d, "recipe": r, "license": lic}
-            combinaciones.append((card, AD.openness_category(card)))
-    necesidades = [(n, AD.choose_adaptation(n)) for n in AD.ADAPTATION_TABLE]
+            combinaciones.append((card, EN_ESPANOL[AD.openness_category(card)]))
+    necesidades = [(n, EN_ESPANOL[AD.choose_adaptation(n)]) for n in AD.ADAPTATION_TABLE]
     with reference_blocked(*REFERENCIAS):
         for card, esperado in combinaciones:
             check_equal(checked_call(openness_category, card), esperado)
@@ -1667,11 +1674,11 @@ detecta("sin T²", lambda: check_close(0.5 * 0.523909 + 0.5 * DI.kl_divergence(p
                                       atol=1e-6, what="la pérdida"))
 
 # 6. Llamar «código abierto» a un modelo del que solo se publican los pesos.
-detecta("«open source» con solo pesos", lambda: check_equal("open source", AD.openness_category(solo_pesos),
+detecta("«open source» con solo pesos", lambda: check_equal("código abierto", EN_ESPANOL[AD.openness_category(solo_pesos)],
                                                             what="categoría"))
 
 # 7. Ajustar el modelo para meterle conocimiento que cambia cada semana.
-detecta("fine-tuning para datos que cambian", lambda: check_equal("fine-tuning", AD.choose_adaptation("changing knowledge"),
+detecta("fine-tuning para datos que cambian", lambda: check_equal("fine-tuning", EN_ESPANOL[AD.choose_adaptation("changing knowledge")],
                                                                   what="técnica"))
 
 # 8. Comparar sin normalizar: la copia con otras mayúsculas se cuela en la evaluación.

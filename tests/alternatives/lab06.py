@@ -315,40 +315,40 @@ def contamination_rate(train, test):
 def openness_category(card):
     if card["weights"] and card["code"] and card["data"] and card["recipe"] \\
             and card["license"].lower() in LICENCIAS_OSI:
-        return "open source"
+        return "código abierto"
     elif card["weights"]:
-        return "open weights"
+        return "pesos abiertos"
     else:
-        return "closed"
+        return "cerrado"
 
 
 def choose_adaptation(need):
     if need == "changing knowledge":
         return "RAG"
     elif need == "specific format":
-        return "instruction tuning"
+        return "ajuste a instrucciones"
     elif need == "few resources":
         return "LoRA"
     elif need == "low latency":
-        return "distillation"
+        return "destilación"
     elif need == "local control":
-        return "open weights"
+        return "pesos abiertos"
     elif need == "max quality":
-        return "large API model"
+        return "modelo grande por API"
     raise ValueError(need)
 """,
         "all() y try/except KeyError": """
 def openness_category(card):
     if not card["weights"]:
-        return "closed"
+        return "cerrado"
     piezas = all(card[k] for k in ("code", "data", "recipe"))
-    return "open source" if piezas and card["license"].casefold() in LICENCIAS_OSI else "open weights"
+    return "código abierto" if piezas and card["license"].casefold() in LICENCIAS_OSI else "pesos abiertos"
 
 
 def choose_adaptation(need):
     tabla = dict(zip(
         ["changing knowledge", "specific format", "few resources", "low latency", "local control", "max quality"],
-        ["RAG", "instruction tuning", "LoRA", "distillation", "open weights", "large API model"]))
+        ["RAG", "ajuste a instrucciones", "LoRA", "destilación", "pesos abiertos", "modelo grande por API"]))
     try:
         return tabla[need]
     except KeyError:

@@ -113,21 +113,21 @@ _CONTAM_OK = dict(
 _OPEN = """
 def openness_category(card):
     if not card["weights"]:
-        return "closed"
+        return "cerrado"
     todo = {todo}
     if todo and {license_ok}:
-        return "open source"
-    return "open weights"
+        return "código abierto"
+    return "pesos abiertos"
 
 
 def choose_adaptation(need):
     tabla = {{
         "changing knowledge": {knowledge},
-        "specific format": "instruction tuning",
+        "specific format": "ajuste a instrucciones",
         "few resources": "LoRA",
-        "low latency": "distillation",
-        "local control": "open weights",
-        "max quality": "large API model",
+        "low latency": "destilación",
+        "local control": "pesos abiertos",
+        "max quality": "modelo grande por API",
     }}
     {lookup}
 """
