@@ -3,7 +3,8 @@
 #   make grade     grade the demo class, each submission isolated (or SUBMITTED=dir [LABS="lab01-..."]);
 #                  CLUSTER=tcp://host:8786 grades on a Dask cluster, JOBS=n caps local parallelism, FRESH=1 re-grades all
 #   make grades    grades.csv and the report again from the gradebook (after grading answers by hand in formgrader)
-#   make test      the whole test suite
+#   make test      the test suite but its heaviest end-to-end cases (make test-fast: unit + parity layers,
+#                  a few minutes; make test-all: everything, as CI runs it)
 #   make release   regenerate labs/ (student notebooks) and the demo class from solutions/; a notebook in labs/
 #                  that someone changed is kept unless FORCE=1 (then a copy is kept next to it)
 #   make solutions rebuild and execute solutions/*/*.ipynb from their .py sources
@@ -12,8 +13,10 @@
 #   make site      the course website in build/site/ (labs to read, chapters, library, benchmarks)
 #   make wheel     llmlab's wheel (with its data) in build/wheel/
 #   make dist      the versioned instructor bundle dist/llmlab-curso-<version>.zip (see CHANGELOG.md)
-#   make model     retrain the tiny models shipped in llmlab/data/models/
+#   make model     retrain the tiny models shipped in llmlab/data/models/ (make corpus: the generated corpus;
+#                  make adapters: the shipped LoRA adapters; all three in course/tools/makedata)
 #   make bench     run the benchmarks (quick mode)
+#   make hub       the course on JupyterHub on 127.0.0.1 through nbgrader's exchange (course/hub/README.md)
 #   make serve     serve a model with an OpenAI-compatible API (MODEL=es-chat HOST=127.0.0.1 PORT=8000)
 #   make clean     remove generated files (keeps .venv; `make distclean` removes it too)
 
@@ -32,7 +35,7 @@ export TRANSFORMERS_OFFLINE := 1
 export PYTHONHASHSEED := 0
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: all grade grades test release solutions execute lab site wheel dist model bench serve clean distclean venv sysdeps
+.PHONY: all grade grades test test-fast test-all release solutions execute lab site wheel dist corpus model adapters bench serve clean distclean venv sysdeps
 
 all: test
 
@@ -40,21 +43,27 @@ $(VENV)/.installed: pyproject.toml
 	@echo "== Preparing $(VENV) (first run only: a few minutes) =="
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install -q "$(TORCH_SPEC)" 2>$(VENV)/pip.log || (cat $(VENV)/pip.log; exit 1)
-	@$(PY) -m pip install -q -e ".[course,test,cluster,site]" 2>>$(VENV)/pip.log || (cat $(VENV)/pip.log; exit 1)
+	@$(PY) -m pip install -q -e ".[course,test,cluster,site,hub]" 2>>$(VENV)/pip.log || (cat $(VENV)/pip.log; exit 1)
 	@touch $@
 
 venv: $(VENV)/.installed
 
-# Debian packages listed in .ci/debian-packages (browser, sandbox, dictionaries). Installed only when running as
-# root with apt-get available; otherwise the tests that need them skip and say why. Never fails the build.
+# Debian packages listed in .ci/debian-packages (browser, sandbox, dictionaries, node for the hub's proxy),
+# installed only when running as root with apt-get available; otherwise the tests that need them skip and say why.
+# A package already provided otherwise counts as there (a command of its name on PATH: npm inside NodeSource's
+# nodejs, which conflicts with Debian's npm); if the batch fails, each is tried alone. Never fails the build.
 sysdeps:
 	@pkgs=$$(grep -v '^\s*#' .ci/debian-packages | tr '\n' ' '); \
-	missing=$$(for p in $$pkgs; do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	missing=$$(for p in $$pkgs; do dpkg -s $$p >/dev/null 2>&1 || command -v $$p >/dev/null || echo $$p; done); \
 	if [ -z "$$missing" ]; then exit 0; fi; \
 	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	  echo "== Installing Debian packages: $$missing =="; \
-	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing) \
-	    >build-sysdeps.log 2>&1 || echo "!! could not install $$missing (see build-sysdeps.log); dependent tests will skip"; \
+	  apt-get update -qq >build-sysdeps.log 2>&1; \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >>build-sysdeps.log 2>&1 || \
+	  for p in $$missing; do \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$p >>build-sysdeps.log 2>&1 \
+	      || echo "!! could not install $$p (see build-sysdeps.log); the tests that need it will skip"; \
+	  done; \
 	else echo "!! missing Debian packages: $$missing (not root or no apt-get); dependent tests will skip"; fi
 
 grade: $(VENV)/.installed sysdeps
@@ -64,8 +73,18 @@ grade: $(VENV)/.installed sysdeps
 grades: $(VENV)/.installed
 	$(PY) $(TOOLS)/grade.py --export-only $(if $(SUBMITTED),--submitted "$(SUBMITTED)") $(if $(LABS),--labs $(LABS))
 
+# The test layers (conftest.py): unit, parity, labs, grading, e2e; each runs alone with `pytest -m <layer>`
+# (labs' notebooks only with $(NBVAL)). test-fast: unit + parity; test: all but the heaviest end-to-end cases
+# and the slow hostile ones; test-all (CI): everything.
+NBVAL := --nbval --nbval-current-env --nbval-sanitize-with course/nbval_sanitize.cfg --nbval-cell-timeout=600
+test-fast: $(VENV)/.installed
+	$(PY) -m pytest -m "(unit or parity) and not hostile" $(PYTEST_ARGS)
+
 test: $(VENV)/.installed sysdeps
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest $(NBVAL) -m "not hostile and not heavy" $(PYTEST_ARGS)
+
+test-all: $(VENV)/.installed sysdeps
+	$(PY) -m pytest $(NBVAL) -m "hostile or not hostile" $(PYTEST_ARGS)
 
 release: $(VENV)/.installed
 	$(PY) $(TOOLS)/build_solutions.py --stamp --check
@@ -92,8 +111,15 @@ wheel: $(VENV)/.installed
 dist: $(VENV)/.installed
 	$(PY) $(TOOLS)/dist.py
 
+# The machinery that makes llmlab/data/ lives in course/tools/makedata (not in the library, nor in its wheel).
+corpus: $(VENV)/.installed
+	$(PY) $(TOOLS)/makedata corpus
+
 model: $(VENV)/.installed
-	$(PY) -m llmlab.build_models
+	$(PY) $(TOOLS)/makedata models
+
+adapters: $(VENV)/.installed
+	$(PY) $(TOOLS)/makedata adapters
 
 bench: $(VENV)/.installed
 	@for b in benchmarks/*.py; do echo "== $$b =="; $(PY) $$b --quick || exit 1; done
@@ -103,6 +129,25 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 serve: $(VENV)/.installed
 	$(PY) -m llmlab serve --model $(MODEL) --host $(HOST) --port $(PORT)
+
+# The course on JupyterHub, on 127.0.0.1 only (course/hub/README.md): a shared password, students and an
+# instructor with Formgrader, nbgrader's exchange in build/hub/. Ctrl-C stops the hub, its servers and the proxy.
+# The proxy (configurable-http-proxy) is an npm package, installed from course/hub/proxy/package-lock.json with
+# Debian's npm (.ci/debian-packages); without npm the hub test (tests/browser/test_hub.py, heavy: make test-all
+# and CI) skips and says why. make hub HUB_PORT=8000
+HUB_PORT ?= 8000
+HUB_PROXY := course/hub/proxy/node_modules/.bin/configurable-http-proxy
+.PHONY: hub hubproxy
+hub: $(VENV)/.installed sysdeps hubproxy
+	$(PY) course/hub/hub.py --port $(HUB_PORT)
+
+hubproxy:
+	@if [ -x $(HUB_PROXY) ] && [ $(HUB_PROXY) -nt course/hub/proxy/package-lock.json ]; then exit 0; fi; \
+	if command -v npm >/dev/null; then \
+	  npm ci --prefix course/hub/proxy --no-audit --no-fund --loglevel=error && touch $(HUB_PROXY); \
+	else echo "!! npm is missing: configurable-http-proxy not installed; the hub test will skip"; fi
+
+test test-all: hubproxy
 
 clean:
 	rm -rf build .pytest_cache course/gradebook.db course/autograded course/feedback course/grades.csv \

@@ -1,0 +1,130 @@
+"""Write the generated part of the corpus and of the chat data, and the corpus report.
+
+    python course/tools/makedata corpus            # rewrite llmlab/data/corpus/raw/gen_*.txt, chat/gen_qa.jsonl, corpus/REPORT.md
+    python course/tools/makedata corpus --check    # regenerate in memory and compare with the files (exit 1 if they differ)
+
+The output is a pure function of the code: the same version of llmlab writes the same bytes on
+any machine. Stories and dialogues are written seed after seed; one that is too similar to one
+already kept (Jaccard similarity of word 5-grams ≥ ``REJECT_ABOVE``) is dropped, so the corpus
+has no near-twins. The generated files are committed (so the wheel, the tests and ``make model``
+need nothing but the package data), and ``--check`` proves they are what the code writes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .. import DATA
+from . import chat, dialogues, facts, stories
+from .diversity import MinHashIndex, shingles
+
+__all__ = ["GENERATED", "generate", "main", "write"]
+
+SEED = 17
+REJECT_ABOVE = 0.4  # drop a new document this similar to one already kept
+TARGET_BYTES = {"cuentos": 2_750_000, "dialogos": 1_000_000}  # UTF-8 bytes of text per generated style
+DOCS_PER_FILE = {"cuentos": 200, "dialogos": 250, "fichas": 250}
+TITLES = {
+    "cuentos": "Cuentos sencillos (generados por makedata.corpus_writer)",
+    "dialogos": "Diálogos de cada día (generados por makedata.corpus_writer)",
+    "fichas": "Fichas, trabajos de clase y lecciones (generados por makedata.corpus_writer)",
+}
+# What generated data there is, relative to llmlab/data: a test checks that nothing else is named gen_*.
+GENERATED = ("corpus/raw/gen_*.txt", "chat/gen_qa.jsonl")
+
+
+def _collect(writer, target_bytes: int, seed_base: int) -> tuple[list[str], list[str], int]:
+    """Documents from ``writer(seed)`` until ``target_bytes``, skipping near-twins; (texts, labels, rejected)."""
+    index = MinHashIndex(REJECT_ABOVE)
+    texts, labels, size, rejected, seed = [], [], 0, 0, seed_base
+    while size < target_bytes:
+        label, text = writer(seed)
+        seed += 1
+        sh = shingles(text)
+        if index.best_match(sh)[1] >= REJECT_ABOVE:
+            rejected += 1
+            continue
+        index.add(sh)
+        texts.append(text)
+        labels.append(label)
+        size += len(text.encode("utf-8"))
+    return texts, labels, rejected
+
+
+def generate() -> dict:
+    """Everything the writer produces: ``{"cuentos": [...], "dialogos": [...], "fichas": [...], "chat": [...], ...}``."""
+    story_texts, story_plots, story_rejected = _collect(stories.write_story, TARGET_BYTES["cuentos"], SEED * 1_000_000)
+    dialogue_texts, dialogue_scenes, dialogue_rejected = _collect(dialogues.write_dialogue, TARGET_BYTES["dialogos"],
+                                                                  SEED * 1_000_000 + 500_000)
+    chat_convs, chat_kinds = chat.conversations(SEED, with_kinds=True)
+    return {
+        "cuentos": story_texts,
+        "dialogos": dialogue_texts,
+        "fichas": facts.fact_documents(SEED),
+        "chat": chat_convs,
+        "labels": {"cuentos": story_plots, "dialogos": dialogue_scenes, "chat": chat_kinds},
+        "rejected": {"cuentos": story_rejected, "dialogos": dialogue_rejected},
+    }
+
+
+def _files(generated: dict) -> dict[str, str]:
+    """``{path relative to llmlab/data: file content}`` for every generated file."""
+    out = {}
+    for style in ("cuentos", "dialogos", "fichas"):
+        docs = generated[style]
+        per = DOCS_PER_FILE[style]
+        n_files = -(-len(docs) // per)
+        for i in range(n_files):
+            chunk = docs[i * per:(i + 1) * per]
+            out[f"corpus/raw/gen_{style}_{i + 1:02d}.txt"] = (
+                f"# {TITLES[style]}, {i + 1}/{n_files}\n" + "\n---\n".join(chunk) + "\n"
+            )
+    out["chat/gen_qa.jsonl"] = "".join(json.dumps({"messages": c}, ensure_ascii=False) + "\n" for c in generated["chat"])
+    return out
+
+
+def write(data_dir: Path, generated: dict | None = None) -> dict:
+    """Write the generated files into ``data_dir`` (removing stale ``gen_*`` files) and return what was generated."""
+    generated = generated or generate()
+    files = _files(generated)
+    for old in (data_dir / "corpus" / "raw").glob("gen_*.txt"):
+        if f"corpus/raw/{old.name}" not in files:
+            old.unlink()
+    for rel, content in files.items():
+        path = data_dir / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8")
+    return generated
+
+
+def check(data_dir: Path) -> list[str]:
+    """Paths whose content differs from what the writer produces now (empty: all as committed)."""
+    files = _files(generate())
+    bad = [rel for rel, content in files.items()
+           if not (data_dir / rel).is_file() or (data_dir / rel).read_text(encoding="utf-8") != content]
+    extra = [f"corpus/raw/{p.name}" for p in (data_dir / "corpus" / "raw").glob("gen_*.txt") if f"corpus/raw/{p.name}" not in files]
+    return sorted(bad + extra)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python course/tools/makedata corpus", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data-dir", default=str(DATA))
+    parser.add_argument("--check", action="store_true", help="compare with the files instead of writing them")
+    parser.add_argument("--no-report", action="store_true", help="do not rewrite corpus/REPORT.md")
+    args = parser.parse_args(argv)
+    data_dir = Path(args.data_dir)
+    if args.check:
+        bad = check(data_dir)
+        for rel in bad:
+            print(f"differs from the writer's output: {rel}", file=sys.stderr)
+        return 1 if bad else 0
+    generated = write(data_dir)
+    if not args.no_report:
+        from .report import write_report
+
+        write_report(data_dir, generated)
+    print(data_dir)
+    return 0
