@@ -13,7 +13,8 @@ Each module holds one idea of the course, written to be read top to bottom:
   loop); convertible from and to Hugging Face models (``convert_hf``: ``from_hf``, ``to_hf``); MoE layers come
   from ``moe``.
 - ``lora``: LoRA layers, merging, adapter folders that PEFT loads (and that load PEFT's);
-  ``distill``: distillation and DPO losses; ``datasets``: data mixtures, leak-proof splits, contamination,
+  ``distill``: distillation and DPO losses; ``train_step``: one training step by hand (the linear head's
+  gradient, the SGD update, answer-only labels); ``datasets``: data mixtures, leak-proof splits, contamination,
   dataset cards; ``adaptation``: which technique to try first, and what "open" means
   (``course/tools/makedata`` measures real adaptations of the shipped models).
 - ``moe``: the mixture-of-experts router, load statistics, the auxiliary loss and ``SparseMoE``;

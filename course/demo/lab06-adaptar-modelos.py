@@ -1,7 +1,7 @@
 """Demo class for lab 06: fictional students covering what a real class hands in.
 
-Points per exercise: softmax_xent 2, lora_param_count 1, LoRALinear 3, merge_lora 2, kl_divergence 2,
-distill_loss 3, dpo_loss 2, contamination_rate 2, decisiones 2 (19 autograded) + 3 for the written answer
+Points per exercise: softmax_xent 2, linear_head_grad 3, sgd_step 1, answer_labels 2, lora_param_count 1, LoRALinear 3, merge_lora 2, kl_divergence 2,
+distill_loss 3, dpo_loss 2, contamination_rate 2, decisiones 2 (25 autograded) + 3 for the written answer
 (graded by hand in formgrader).
 """
 
@@ -15,6 +15,36 @@ def softmax_xent(logits, target):
     y = np.zeros(len(z))
     y[target] = 1
     return float(-np.log(p[target])), y - p
+'''
+
+GRADIENT_NOT_AVERAGED = '''
+def linear_head_grad(h, W, targets):
+    """∂L/∂W de la entropía cruzada media de la cabeza z = h W: Hᵀ(P − Y) / B."""
+    H, W = np.asarray(h, dtype=float), np.asarray(W, dtype=float)
+    z = H @ W
+    P = np.exp(z - z.max(axis=1, keepdims=True))
+    P = P / P.sum(axis=1, keepdims=True)
+    P[np.arange(len(H)), targets] -= 1.0
+    return H.T @ P  # la suma del lote: falta dividir entre B
+'''
+
+STEP_IN_PLACE = '''
+def sgd_step(theta, grad, lr=2e-5):
+    """θ − lr·∇, en un array nuevo de floats."""
+    theta -= lr * np.asarray(grad)  # como hace el optimizador... pero aquí se pedía un array nuevo
+    return theta
+'''
+
+MASK_OFF_BY_ONE = '''
+def answer_labels(prompt_ids, answer_ids, max_len=None, pad_id=0):
+    """(input_ids, labels) de un ejemplo de SFT: −100 fuera de la respuesta."""
+    ids = [int(i) for i in prompt_ids] + [int(i) for i in answer_ids]
+    n = len(prompt_ids) - 1  # «el modelo predice el siguiente», así que uno menos
+    labels = [-100] * n + ids[n:]
+    if max_len is not None:
+        ids = ids + [pad_id] * (max_len - len(ids))
+        labels = labels + [-100] * (max_len - len(labels))
+    return ids, labels
 '''
 
 COUNTS_EVERY_WEIGHT = '''
@@ -73,8 +103,8 @@ def contamination_rate(train, test):
 
 OPEN_SOURCE_FOR_WEIGHTS = '''
 def openness_category(card):
-    """"closed", "open weights" u "open source" según las piezas publicadas y la licencia."""
-    return "open source" if card["weights"] else "closed"
+    """"cerrado", "pesos abiertos" u "código abierto" según las piezas publicadas y la licencia."""
+    return "código abierto" if card["weights"] else "cerrado"
 
 
 def choose_adaptation(need):
@@ -85,6 +115,12 @@ def choose_adaptation(need):
 # A student who only wraps the library's reference: visible checks fail before grading, and so do the hidden ones.
 CALLS_REFERENCE = {
     "softmax_xent": "def softmax_xent(logits, target):\n    return DI.softmax_xent(logits, target)",
+    "linear_head_grad": "def linear_head_grad(h, W, targets):\n    return TS.linear_head_grad(h, W, targets)",
+    "sgd_step": "def sgd_step(theta, grad, lr=2e-5):\n    return TS.sgd_step(theta, grad, lr)",
+    "answer_labels": (
+        "def answer_labels(prompt_ids, answer_ids, max_len=None, pad_id=0):\n"
+        "    return TS.answer_labels(prompt_ids, answer_ids, max_len, pad_id)"
+    ),
     "lora_param_count": "def lora_param_count(d_out, d_in, r):\n    return lora.lora_param_count(d_out, d_in, r)",
     "LoRALinear": (
         "class LoRALinear(lora.LoRALinear):\n"
@@ -110,16 +146,16 @@ STUDENTS = {
     # Everything right, written answer included.
     "ana_correcta": {
         "answers": "solution",
-        "expected": {"score": 19, "flags": ["manual"]},
+        "expected": {"score": 25, "flags": ["manual"]},
     },
     # Opened the release and handed it in untouched (the find-the-bug cells keep their bugs).
     "bruno_sin_tocar": {
         "answers": {},
         "expected": {"score": 0, "flags": []},
     },
-    # Did the first four exercises, and deleted a test cell further down (the grader puts it back).
+    # Did the first four exercises (the training step included), and deleted a test cell further down (the grader puts it back).
     "carla_parcial": {
-        "answers": {gid: "solution" for gid in ["softmax_xent", "lora_param_count", "LoRALinear", "merge_lora"]},
+        "answers": {gid: "solution" for gid in ["softmax_xent", "linear_head_grad", "sgd_step", "answer_labels"]},
         "delete_cells": ["test_contamination_rate"],
         "expected": {"score": 8, "flags": ["reparada"]},
     },
@@ -127,6 +163,9 @@ STUDENTS = {
     "diego_errores": {
         "answers": {
             "softmax_xent": GRADIENT_SIGN_FLIPPED,
+            "linear_head_grad": GRADIENT_NOT_AVERAGED,
+            "sgd_step": STEP_IN_PLACE,
+            "answer_labels": MASK_OFF_BY_ONE,
             "lora_param_count": COUNTS_EVERY_WEIGHT,
             "LoRALinear": B_STARTS_RANDOM,
             "merge_lora": MERGE_WITHOUT_SCALE,
@@ -143,7 +182,8 @@ STUDENTS = {
     # gets 0 points there.
     "elena_trampa": {
         "answers": {**{gid: "solution" for gid in [
-            "softmax_xent", "lora_param_count", "LoRALinear", "merge_lora", "kl_divergence", "dpo_loss",
+            "softmax_xent", "linear_head_grad", "sgd_step", "answer_labels", "lora_param_count", "LoRALinear",
+            "merge_lora", "kl_divergence", "dpo_loss",
             "contamination_rate", "decisiones", "respuesta_soporte"]},
             "distill_loss": (
                 "def distill_loss(student_logits, teacher_logits, y, T=2.0, lam=0.5):\n"
@@ -156,8 +196,8 @@ STUDENTS = {
                 "    kl = float(np.sum(pt * (ls(t / T) - ls(s / T))))\n"
                 "    return float((1 - lam) * -ls(s)[y] + lam * kl)"
             )},
-        "edit_cells": {"test_distill_loss": "# Comprobación del ejercicio 6\nassert True"},
-        "expected": {"score": 16, "flags": ["manipulada", "manual"], "tests": {"test_distill_loss": 0}},
+        "edit_cells": {"test_distill_loss": "# Comprobación del ejercicio 9\nassert True"},
+        "expected": {"score": 22, "flags": ["manipulada", "manual"], "tests": {"test_distill_loss": 0}},
     },
     # The file got truncated on upload: it cannot be read, and the rest of the class is still graded.
     "fede_roto": {

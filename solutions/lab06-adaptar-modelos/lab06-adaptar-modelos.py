@@ -11,8 +11,8 @@
 #
 # [![Abrir en Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/llmlab-curso/llmlab/blob/main/labs/lab06-adaptar-modelos/lab06-adaptar-modelos.ipynb)
 #
-# **Capítulo 06** de *Facsímil 03 · Arquitecturas y modelos* · duración estimada: **3 horas** (45 min de lectura y
-# figuras y 2 h 15 min de ejercicios y de la pregunta razonada; cada ejercicio indica su tiempo y su dificultad)
+# **Capítulo 06** de *Facsímil 03 · Arquitecturas y modelos* · duración estimada: **4 horas** (50 min de lectura y
+# figuras y 3 h 10 min de ejercicios y de la pregunta razonada; cada ejercicio indica su tiempo y su dificultad)
 #
 # Entrenar un modelo de lenguaje desde cero cuesta meses de máquinas; casi todo el trabajo real consiste en
 # **reutilizar** uno ya entrenado y moverlo un poco hacia lo que necesitas. Este laboratorio recorre las
@@ -24,19 +24,26 @@
 #
 # **Al terminar sabrás:**
 #
-# 1. leer el gradiente de la entropía cruzada (`p − y`) y qué le hace a cada logit;
+# 1. leer el gradiente de la entropía cruzada (`p − y`) y qué le hace a cada logit, y escribir un paso de
+#    entrenamiento entero: el gradiente de la cabeza, la actualización y la máscara que puntúa solo la respuesta;
 # 2. contar cuántos parámetros entrena LoRA frente al ajuste completo, y por qué la memoria baja tanto;
 # 3. escribir una capa LoRA que al empezar no cambia nada (`B = 0`) y fusionarla en la matriz original;
-# 4. entrenar un adaptador sobre `es-base`, guardarlo en el formato de PEFT y cargarlo de nuevo;
+# 4. entrenar un adaptador sobre `es-base`, guardarlo en el formato de PEFT, cargarlo de nuevo y medir si acierta
+#    (coincidencia exacta) además de su perplejidad;
 # 5. suavizar una distribución con temperatura y escribir la pérdida de destilación y la de DPO;
 # 6. medir la contaminación entre entrenamiento y evaluación, y distinguir «pesos abiertos» de «código abierto».
 #
 # **Cómo se trabaja.** Escribe tu código en las celdas que dicen `ESCRIBE TU CÓDIGO AQUÍ`; la celda de debajo
 # comprueba tu función y te dice en español qué falla. Al corregir se ejecutan además pruebas ocultas con
 # entradas que no ves (valores grandes, otros tamaños, casos límite y los errores típicos del capítulo). No
-# llames a las versiones ya hechas de `llmlab.lora`, `llmlab.distill`, `llmlab.datasets` ni
-# `llmlab.adaptation`: en las pruebas están bloqueadas. No modifiques las celdas de comprobación; se restauran
+# llames a las versiones ya hechas de `llmlab.lora`, `llmlab.distill`, `llmlab.train_step`, `llmlab.datasets`
+# ni `llmlab.adaptation`: en las pruebas están bloqueadas. No modifiques las celdas de comprobación; se restauran
 # antes de corregir.
+#
+# **Predecir y medir.** Antes de la evaluación de la sección 7 hay una celda «Tu predicción» de una línea: escribe
+# tu apuesta antes de ejecutar la medida, que la imprime delante del resultado. No puntúa; sirve para que descubras
+# qué intuición tenías. Al final, «Para ir más allá» propone dos extensiones opcionales, fuera del tiempo estimado y
+# sin nota.
 #
 # **Convención numérica.** Los decimales se escriben con punto, como en Python (`0.665`), y los miles se
 # separan con un espacio fino (`16 777 216`).
@@ -68,6 +75,7 @@ from llmlab import corpus, pretrained
 from llmlab import datasets as DS
 from llmlab import distill as DI
 from llmlab import lora
+from llmlab import train_step as TS
 from llmlab.chat import STOP_TOKENS, encode_chat
 from llmlab.checks import (check_array, check_close, check_equal, check_number, check_raises, check_shape,
                            check_tensor, check_true, checked_call, hidden, ok, reference_blocked, show_caught)
@@ -80,7 +88,7 @@ from llmlab.train import build_sft_examples, evaluate, train
 # Lo que las comprobaciones no te dejan llamar: las versiones de referencia de este capítulo.
 REFERENCIAS = (
     DI.softmax_xent, lora.lora_param_count, lora.LoRALinear, lora.merge_lora, DI.kl_divergence, DI.distill_loss,
-    DI.dpo_loss, DS.contamination_rate, DS.normalize_text, AD.openness_category, AD.choose_adaptation,
+    DI.dpo_loss, DS.contamination_rate, TS.linear_head_grad, TS.sgd_step, TS.answer_labels, DS.normalize_text, AD.openness_category, AD.choose_adaptation,
 )
 
 torch.set_num_threads(1)  # números repetibles: los mismos en cualquier máquina con el mismo torch
@@ -97,6 +105,7 @@ FILAS_POR_PASO = 4  # conversaciones empaquetadas por paso de entrenamiento
 LONGITUD = 128  # tokens por fila de entrenamiento
 FILAS_VALIDACION = 16  # filas de validación con las que se mide antes y después (todas: None)
 TOKENS_RESPUESTA = 30  # tokens que genera el modelo adaptado al contestar
+PREGUNTAS_EM = 24  # preguntas de validación de la evaluación por coincidencia exacta
 
 # %% [markdown]
 # ## 1. Antes de tocar pesos
@@ -117,6 +126,15 @@ TOKENS_RESPUESTA = 30  # tokens que genera el modelo adaptado al contestar
 # | latencia baja o dispositivo pequeño | destilación, cuantización o un modelo menor | menos cálculo por token |
 # | control local | un modelo de pesos abiertos con licencia compatible | se ejecuta y adapta en tu máquina |
 # | máxima calidad general | un modelo grande por API | a veces el coste compensa |
+#
+# Un modelo útil llega hasta ti después de varias fases, y cada una deja algo distinto:
+#
+# | fase | qué aprende el modelo | con qué datos, por ejemplo |
+# |---|---|---|
+# | preentrenamiento | patrones generales de la lengua y del mundo: continuar un texto, relacionar ideas, idiomas | texto web, libros y código sin etiquetar |
+# | ajuste a instrucciones | a seguir una orden («resume», «extrae los campos», «clasifica») | pares instrucción → respuesta |
+# | ajuste al dominio | el vocabulario y las costumbres de un sector o una tarea | respuestas de soporte, contratos, código interno |
+# | evaluación | nada: decide si la adaptación ayuda o estropea | casos reales propios, comparados con la base |
 #
 # Cuando sí hay que entrenar, todo se reduce a lo mismo que en el preentrenamiento: una pérdida, su gradiente y
 # un paso `θ' = θ − η ∇_θ L` (con `η` del orden de `2·10⁻⁵` en un ajuste completo). Empecemos por ese
@@ -235,9 +253,320 @@ plt.show()
 # %% [markdown]
 # En la última capa, `z = hW`, el gradiente de los pesos es `∂L/∂W = hᵀ(p − y)`: una matriz del tamaño de `W`
 # entera. En un ajuste completo, **cada** matriz del modelo recibe un gradiente así, y el optimizador AdamW
-# guarda además dos números por peso (sus momentos). Ese es el problema que LoRA ataca.
+# guarda además dos números por peso (sus momentos). Ese es el problema que LoRA ataca; pero antes, escribe tú
+# un paso de entrenamiento entero.
 #
-# ## 3. El presupuesto de LoRA
+# ## 3. Un paso de entrenamiento, a mano
+#
+# Un paso de ajuste tiene tres piezas: la derivada de la pérdida con respecto a cada peso, la actualización
+# `θ' = θ − η ∇_θ L` y la decisión de **qué tokens cuentan** en la pérdida. Con un lote de `B` ejemplos la pérdida
+# es la media, `L = −(1/B) Σ_b log p(y_b | x_b)`, y por eso el gradiente también lleva el `1/B`: si lo olvidas, doblar
+# el lote dobla el paso.
+#
+# Apilando los `B` estados ocultos en las filas de `H` (`B × d`) y las probabilidades en `P` (`B × V`), con `Y` los
+# *one-hot* de las respuestas correctas, el gradiente del lote es
+#
+# $$\frac{\partial L}{\partial W} = \frac{1}{B}\, H^\top (P - Y),$$
+#
+# de forma `d × V`, la misma que `W`. Con un solo ejemplo `h = [1, 1]` y `W = [[2, 1, 0], [0, 0, 0]]`, los logits
+# son `[2, 1, 0]` y cada fila del gradiente es el `p − y = [0.665, −0.755, 0.090]` de antes.
+#
+# ### Ejercicio 2 · `linear_head_grad` (3 puntos · dificultad ★★☆ · ~20 min)
+#
+# Escribe `linear_head_grad(h, W, targets)`:
+#
+# - `h` son los `B` estados ocultos, un array de NumPy (o lista de listas) de forma `(B, d)`; `W` es la matriz de la
+#   cabeza, `(d, V)`; `targets` son los `B` índices correctos (lista o array de enteros);
+# - devuelve un array **nuevo** de NumPy de floats de forma `(d, V)`: el gradiente respecto a `W` de la
+#   entropía cruzada **media** del lote, `Hᵀ(P − Y) / B`, con `P = softmax(H W)` fila a fila;
+# - la softmax tiene que ser estable en cada fila: las pruebas mezclan filas de escalas muy distintas;
+# - lanza `ValueError` si `h.shape[1] != W.shape[0]`, si `targets` no tiene `B` elementos o si algún índice está
+#   fuera de `[0, V)` (un `−1` también);
+# - no modifiques las entradas. La comprobación compara tu resultado con el gradiente que calcula `torch.autograd`.
+
+# %% nbgrader={"grade_id": "linear_head_grad", "solution": true}
+def linear_head_grad(h, W, targets):
+    """∂L/∂W de la entropía cruzada media de la cabeza z = h W: Hᵀ(P − Y) / B."""
+    ### BEGIN SOLUTION
+    H = np.array(h, dtype=float)
+    W = np.asarray(W, dtype=float)
+    t = np.asarray(targets)
+    if H.ndim != 2 or W.ndim != 2 or H.shape[1] != W.shape[0]:
+        raise ValueError(f"formas incompatibles: {H.shape} y {W.shape}")
+    if t.shape != (H.shape[0],) or np.any(t < 0) or np.any(t >= W.shape[1]):
+        raise ValueError(f"targets no válidos: {targets}")
+    z = H @ W
+    z = z - z.max(axis=1, keepdims=True)
+    P = np.exp(z)
+    P /= P.sum(axis=1, keepdims=True)
+    P[np.arange(H.shape[0]), t] -= 1.0
+    return H.T @ P / H.shape[0]
+    ### END SOLUTION
+
+
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# Reutiliza la idea del ejercicio 1 fila a fila: `z = H @ W`, resta a cada fila **su** máximo
+# (`z.max(axis=1, keepdims=True)`), exponencia y normaliza por filas. Restar `Y` es restar 1 en
+# `P[b, targets[b]]`.
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# La forma de la respuesta: `H.T @ (P − Y) / B`, es decir `(d × B) · (B × V) = d × V`. Si te sale `V × d`, has
+# multiplicado al revés; si el número es `B` veces mayor, falta la media.
+# </details>
+
+# %% nbgrader={"grade_id": "test_linear_head_grad", "grade": true, "points": 3}
+# Comprobación del ejercicio 2 (tolerancias para float32: rtol 1e-5, atol 1e-6 con valores de orden 1)
+def _grad_autograd(h, W, targets):
+    """El gradiente que calcula PyTorch, en float64, para comparar."""
+    W_t = torch.tensor(np.asarray(W, dtype=float), requires_grad=True)
+    z = torch.tensor(np.asarray(h, dtype=float)) @ W_t
+    nn.functional.cross_entropy(z, torch.tensor(np.asarray(targets, dtype=np.int64))).backward()
+    return W_t.grad.numpy()
+
+
+with reference_blocked(*REFERENCIAS):
+    g_libro = checked_call(linear_head_grad, np.array([[1.0, 1.0]]), np.array([[2.0, 1.0, 0.0], [0.0, 0.0, 0.0]]), [1])
+check_array(g_libro, what="el gradiente", dtype="float", shape=(2, 3),
+            hint="la forma es la de W, (d, V): H.T @ (P − Y)")
+check_close(g_libro, [[0.665241, -0.755272, 0.090031]] * 2, atol=1e-6, what="el gradiente del ejemplo de los auriculares",
+            hint="cada fila es h_i · (p − y); es P − Y, no Y − P")
+rng_g = np.random.default_rng(SEMILLA + 2)
+H_g, W_g, t_g = rng_g.normal(size=(4, 5)), rng_g.normal(size=(5, 7)), [0, 6, 3, 3]
+esperado_g = _grad_autograd(H_g, W_g, t_g)
+with reference_blocked(*REFERENCIAS):
+    g_lote = checked_call(linear_head_grad, H_g, W_g, t_g)
+check_array(g_lote, what="el gradiente de un lote de 4", dtype="float", shape=(5, 7))
+check_close(g_lote, esperado_g, atol=1e-6, rtol=1e-5, what="el gradiente frente a torch.autograd (lote de 4)",
+            hint="la pérdida es la media del lote: divide entre B")
+with reference_blocked(*REFERENCIAS):
+    check_raises(lambda: linear_head_grad(H_g, W_g, [0, 7, 3, 3]), ValueError, what="un índice igual a V")
+ok("Hᵀ(P − Y)/B: lo mismo que torch.autograd")
+### BEGIN HIDDEN TESTS
+with hidden("linear_head_grad: lotes aleatorios, escalas muy distintas por fila, enteros, listas y errores"):
+    rng_h = np.random.default_rng(602)
+    casos = []
+    for B, d, V, escala in [(1, 3, 4, 1.0), (8, 6, 10, 1.0), (5, 4, 3, 30.0), (16, 2, 50, 2.0)]:
+        H, W = rng_h.normal(0, escala, (B, d)), rng_h.normal(size=(d, V))
+        t = rng_h.integers(0, V, size=B)
+        casos.append((H, W, t, _grad_autograd(H, W, t)))
+    # filas de escalas muy distintas: un máximo global en vez de por fila da 0/0
+    H = np.array([[500.0, 0.0], [-500.0, 1.0], [0.1, 0.2]])
+    W = np.array([[2.0, -1.0, 0.5], [0.0, 1.0, -1.0]])
+    casos.append((H, W, np.array([1, 0, 2]), _grad_autograd(H, W, [1, 0, 2])))
+    # enteros donde se promete un resultado en floats, y listas
+    H_i, W_i = np.array([[1, 2], [3, -1]]), np.array([[1, 0, -1], [2, 1, 0]])
+    casos.append((H_i, W_i, [2, 0], _grad_autograd(H_i, W_i, [2, 0])))
+    casos.append((H_i.tolist(), W_i.tolist(), (0, 0), _grad_autograd(H_i, W_i, [0, 0])))
+    with reference_blocked(*REFERENCIAS):
+        for H, W, t, esperado in casos:
+            g = checked_call(linear_head_grad, H, W, t)
+            check_array(g, dtype="float", shape=np.shape(esperado))
+            check_close(g, esperado, atol=1e-5 * max(1.0, float(np.abs(H).max())), rtol=1e-5)
+        check_raises(lambda: linear_head_grad(H_g, W_g, [0, -1, 3, 3]), ValueError)
+        check_raises(lambda: linear_head_grad(H_g, W_g, [0, 1, 3]), ValueError)
+        check_raises(lambda: linear_head_grad(H_g, W_g.T, t_g), ValueError)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# Con el gradiente, el paso de descenso es una resta: `θ' = θ − η ∇_θ L`. `η` (la tasa de aprendizaje) es pequeña
+# a propósito: en un ajuste completo de un modelo grande se usan valores del orden de `2·10⁻⁵`, porque los pesos ya
+# son buenos y solo hay que moverlos un poco.
+#
+# ### Ejercicio 3 · `sgd_step` (1 punto · dificultad ★☆☆ · ~10 min)
+#
+# Escribe `sgd_step(theta, grad, lr=2e-5)`, que devuelve un array **nuevo** de NumPy de floats con la forma de
+# `theta`: `theta − lr · grad`. `theta` y `grad` son arrays o listas; aunque lleguen como enteros, el resultado es de
+# floats. Lanza `ValueError` si `theta` y `grad` no tienen la misma forma (nada de *broadcasting*) o si `lr` es
+# negativo. No modifiques `theta`: el optimizador de verdad lo hace en su sitio, pero aquí queremos poder comparar
+# el antes y el después.
+
+# %% nbgrader={"grade_id": "sgd_step", "solution": true}
+def sgd_step(theta, grad, lr=2e-5):
+    """θ − lr·∇, en un array nuevo de floats."""
+    ### BEGIN SOLUTION
+    theta = np.asarray(theta, dtype=float)
+    grad = np.asarray(grad, dtype=float)
+    if theta.shape != grad.shape:
+        raise ValueError(f"formas distintas: {theta.shape} y {grad.shape}")
+    if lr < 0:
+        raise ValueError(f"lr negativo: {lr}")
+    return theta - lr * grad
+    ### END SOLUTION
+
+
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# `np.asarray(x, dtype=float)` convierte listas y enteros a floats; compara las dos `.shape` antes de restar.
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# `theta - lr * grad` crea un array nuevo; `theta -= lr * grad` escribe dentro del que te pasaron. El signo es
+# menos: el paso va contra el gradiente.
+# </details>
+
+# %% nbgrader={"grade_id": "test_sgd_step", "grade": true, "points": 1}
+# Comprobación del ejercicio 3 (tolerancias para float32: rtol 1e-6, atol 1e-7)
+with reference_blocked(*REFERENCIAS):
+    theta_1 = checked_call(sgd_step, np.array([1.0, -2.0, 0.5]), np.array([0.665241, -0.755272, 0.090031]), lr=0.1)
+check_array(theta_1, what="los pesos nuevos", dtype="float", shape=(3,))
+check_close(theta_1, [0.9334759, -1.9244728, 0.4909969], atol=1e-7, rtol=1e-6, what="un paso con lr = 0.1",
+            hint="θ − lr·grad: el signo es menos")
+with reference_blocked(*REFERENCIAS):
+    theta_d = checked_call(sgd_step, [1.0, 1.0], [1.0, -1.0])
+check_array(theta_d, what="sgd_step con listas", dtype="float", shape=(2,))
+check_close(theta_d, [1 - 2e-5, 1 + 2e-5], atol=1e-7, rtol=1e-6, what="el valor por defecto lr = 2·10⁻⁵")
+with reference_blocked(*REFERENCIAS):
+    check_raises(lambda: sgd_step(np.zeros(3), np.zeros(4)), ValueError, what="formas distintas")
+ok("θ' = θ − η∇L, sin tocar θ")
+### BEGIN HIDDEN TESTS
+with hidden("sgd_step: matrices, enteros, lr = 0 y otros lr, formas que harían broadcasting y lr negativo"):
+    rng_h = np.random.default_rng(603)
+    casos = [(rng_h.normal(size=(4, 6)), rng_h.normal(size=(4, 6)), lr) for lr in (0.0, 0.5, 3.0)]
+    casos.append((np.array([[3, -1], [0, 2]]), np.array([[1, 1], [2, -2]]), 1))  # enteros: el resultado, en floats
+    casos.append((np.array([5, 7]), np.array([1, 2]), 0.5))
+    casos.append((rng_h.normal(size=5).astype(np.float32), rng_h.normal(size=5).astype(np.float32), 0.25))
+    with reference_blocked(*REFERENCIAS):
+        for th, g, lr in casos:
+            esperado = np.asarray(th, dtype=float) - lr * np.asarray(g, dtype=float)
+            nuevo = checked_call(sgd_step, th, g, lr=lr)
+            check_array(nuevo, dtype="float", shape=np.shape(th))
+            check_close(nuevo, esperado, atol=1e-6, rtol=1e-6)
+        check_raises(lambda: sgd_step(np.zeros(3), np.zeros((1, 3)), lr=0.1), ValueError)
+        check_raises(lambda: sgd_step(np.zeros((2, 3)), np.zeros(3), lr=0.1), ValueError)
+        check_raises(lambda: sgd_step(np.zeros(3), np.zeros(3), lr=-0.1), ValueError)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# Las dos piezas juntas ya entrenan. Una cabeza lineal de 5 × 3 que aprende a clasificar 32 estados ocultos, con
+# las versiones de referencia de `llmlab.train_step`: con `η = 2·10⁻⁵` no se mueve casi nada en 30 pasos (ese `η` es
+# para modelos que ya saben); con `η = 0.5`, la pérdida baja deprisa.
+
+# %%
+rng_sgd = np.random.default_rng(SEMILLA)
+H_sgd = rng_sgd.normal(size=(32, 5))
+t_sgd = np.argmax(H_sgd @ rng_sgd.normal(size=(5, 3)), axis=1)  # unas etiquetas que una cabeza lineal puede aprender
+fig, ax = plt.subplots(figsize=(6.4, 3.2))
+for eta in (2e-5, 0.5):
+    W_sgd, perdidas = np.zeros((5, 3)), []
+    for paso in range(30):
+        z = H_sgd @ W_sgd
+        perdidas.append(float(np.mean(np.log(np.exp(z).sum(axis=1)) - z[np.arange(32), t_sgd])))
+        W_sgd = TS.sgd_step(W_sgd, TS.linear_head_grad(H_sgd, W_sgd, t_sgd), lr=eta)
+    ax.plot(perdidas, "o-", ms=3, label=f"η = {eta:g}")
+    print(f"η = {eta:g}: pérdida {perdidas[0]:.3f} → {perdidas[-1]:.3f}")
+ax.set_xlabel("paso")
+ax.set_ylabel("entropía cruzada media")
+ax.set_title("Tu bucle de entrenamiento: gradiente y paso")
+ax.legend()
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# Falta la tercera pieza, la que decide **qué se aprende**. En el ajuste supervisado (SFT) cada ejemplo es una
+# instrucción y su respuesta ideal, y la entropía cruzada se calcula **solo sobre la respuesta**: la pregunta se lee,
+# pero no se puntúa, porque queremos un modelo que conteste, no uno que escriba preguntas. En Hugging Face eso se
+# expresa con las etiquetas: `labels` es una copia de `input_ids` con `−100` en cada posición que no debe contar, y
+# la entropía cruzada de PyTorch ignora ese valor (`ignore_index=-100`). El relleno (*padding*) hasta la longitud del
+# lote también lleva `−100`. El desplazamiento de una posición (predecir el token siguiente) lo hace el modelo por
+# dentro: las etiquetas se escriben alineadas con la entrada.
+#
+# ### Ejercicio 4 · `answer_labels` (2 puntos · dificultad ★★☆ · ~15 min)
+#
+# Escribe `answer_labels(prompt_ids, answer_ids, max_len=None, pad_id=0)`, que devuelve una **tupla** de dos
+# **listas de `int` de Python** de la misma longitud, `(input_ids, labels)`:
+#
+# - `input_ids` es `prompt_ids` seguido de `answer_ids`;
+# - `labels` vale `−100` en cada posición de la instrucción y el id del token en cada posición de la respuesta;
+# - si `max_len` no es `None`, las dos listas se rellenan hasta `max_len`: `input_ids` con `pad_id` y `labels` con
+#   `−100`; si instrucción y respuesta no caben en `max_len`, lanza `ValueError` (recortar la respuesta enseñaría
+#   respuestas a medias);
+# - si `answer_ids` está vacía, lanza `ValueError`: no habría nada que aprender;
+# - `prompt_ids` y `answer_ids` son listas o arrays de enteros (la instrucción puede estar vacía). No los modifiques.
+
+# %% nbgrader={"grade_id": "answer_labels", "solution": true}
+def answer_labels(prompt_ids, answer_ids, max_len=None, pad_id=0):
+    """(input_ids, labels) de un ejemplo de SFT: −100 fuera de la respuesta."""
+    ### BEGIN SOLUTION
+    prompt = [int(i) for i in prompt_ids]
+    answer = [int(i) for i in answer_ids]
+    if len(answer) == 0:
+        raise ValueError("la respuesta está vacía")
+    ids = prompt + answer
+    labels = [-100] * len(prompt) + answer
+    if max_len is not None:
+        if len(ids) > max_len:
+            raise ValueError(f"{len(ids)} tokens no caben en max_len = {max_len}")
+        relleno = max_len - len(ids)
+        ids = ids + [int(pad_id)] * relleno
+        labels = labels + [-100] * relleno
+    return ids, labels
+    ### END SOLUTION
+
+
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# `[-100] * len(prompt)` da tantas etiquetas ignoradas como tokens tiene la instrucción, ni una más ni una menos.
+# Convierte cada id con `int(...)`: un `np.int64` no es un `int` de Python.
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# La forma de la respuesta: construye `ids = prompt + answer` y `labels = [-100] * len(prompt) + answer`; luego, si
+# hay `max_len`, comprueba que cabe y añade `max_len − len(ids)` rellenos a cada lista. No decidas qué es relleno
+# mirando el valor del token: `pad_id` puede aparecer dentro de la respuesta.
+# </details>
+
+# %% nbgrader={"grade_id": "test_answer_labels", "grade": true, "points": 2}
+# Comprobación del ejercicio 4
+def _son_ints(lista):
+    return isinstance(lista, list) and all(type(i) is int for i in lista)
+
+
+with reference_blocked(*REFERENCIAS):
+    par = checked_call(answer_labels, [5, 17, 9], [42, 7, 2])
+check_true(isinstance(par, tuple) and len(par) == 2, "answer_labels tiene que devolver una tupla (input_ids, labels)")
+check_true(_son_ints(par[0]) and _son_ints(par[1]), "input_ids y labels tienen que ser listas de int de Python")
+check_equal(par[0], [5, 17, 9, 42, 7, 2], what="input_ids")
+check_equal(par[1], [-100, -100, -100, 42, 7, 2], what="labels",
+            hint="−100 en las tres posiciones de la instrucción, ni una más ni una menos")
+with reference_blocked(*REFERENCIAS):
+    par_8 = checked_call(answer_labels, [5, 17, 9], [42, 7, 2], max_len=8, pad_id=1)
+check_equal(par_8, ([5, 17, 9, 42, 7, 2, 1, 1], [-100, -100, -100, 42, 7, 2, -100, -100]), what="con max_len = 8",
+            hint="el relleno va con pad_id en input_ids y con −100 en labels")
+with reference_blocked(*REFERENCIAS):
+    check_raises(lambda: answer_labels([5, 17], []), ValueError, what="una respuesta vacía")
+ok("la pérdida contará solo los tres tokens de la respuesta")
+### BEGIN HIDDEN TESTS
+with hidden("answer_labels: longitudes aleatorias, arrays de NumPy, pad_id dentro de la respuesta, ajuste exacto"):
+    rng_h = np.random.default_rng(604)
+    casos = []
+    for n_p, n_a, extra in [(0, 1, None), (7, 3, 0), (1, 12, 5), (30, 2, None), (4, 4, 1)]:
+        pr, an = rng_h.integers(0, 50, size=n_p), rng_h.integers(0, 50, size=n_a)
+        ml = None if extra is None else n_p + n_a + extra
+        casos.append((pr, an, ml, 0))
+        casos.append((pr.tolist(), an.tolist(), ml, 3))
+    casos.append(([9, 9], [0, 4, 0], 6, 0))  # el id de relleno (0) dentro de la respuesta
+    casos.append(([0], [0], 2, 0))
+    esperados = [TS.answer_labels(*c) for c in casos]
+    with reference_blocked(*REFERENCIAS):
+        for (pr, an, ml, pad), esperado in zip(casos, esperados):
+            par = checked_call(answer_labels, pr, an, max_len=ml, pad_id=pad)
+            check_true(isinstance(par, tuple) and len(par) == 2, "no devuelve una tupla de dos listas")
+            check_true(_son_ints(par[0]) and _son_ints(par[1]), "no devuelve listas de int de Python")
+            check_equal(par, esperado)
+        check_raises(lambda: answer_labels([1, 2, 3], [4, 5], max_len=4), ValueError)
+        check_raises(lambda: answer_labels(np.array([1]), np.array([], dtype=int)), ValueError)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## 4. El presupuesto de LoRA
 #
 # La idea de LoRA es no tocar `W` (`d_out × d_in`) y aprender, al lado, una corrección de rango bajo:
 #
@@ -250,7 +579,7 @@ plt.show()
 # **adaptador de cuello de botella**, inserta dos capas `d → m → d` (sin sesgos, `2·d·m` pesos): con `m = 64`,
 # 524 288, el 3.125 % de la matriz, lo mismo que LoRA con `r = 64`.
 #
-# ### Ejercicio 2 · `lora_param_count` (1 punto · dificultad ★☆☆ · ~5 min)
+# ### Ejercicio 5 · `lora_param_count` (1 punto · dificultad ★☆☆ · ~5 min)
 #
 # Escribe `lora_param_count(d_out, d_in, r)`, que devuelve un `int`: los parámetros que entrena LoRA sobre una
 # matriz de `d_out × d_in` con rango `r`. `r = 0` significa sin adaptador (0 parámetros). Si `r` es negativo o
@@ -278,7 +607,7 @@ def lora_param_count(d_out, d_in, r):
 # </details>
 
 # %% nbgrader={"grade_id": "test_lora_param_count", "grade": true, "points": 1}
-# Comprobación del ejercicio 2
+# Comprobación del ejercicio 5
 with reference_blocked(*REFERENCIAS):
     n_16 = checked_call(lora_param_count, 4096, 4096, 16)
 check_number(n_16, what="lora_param_count(4096, 4096, 16)", kind="int")
@@ -326,7 +655,26 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# ## 4. Una capa LoRA
+# LoRA es la técnica más usada, pero no la única. Todas responden a la misma pregunta, **qué parte recibe
+# gradiente**, con respuestas distintas:
+#
+# | técnica | qué se entrena | en una frase |
+# |---|---|---|
+# | *prompt tuning* | unos pocos vectores virtuales al principio de la entrada | el modelo no cambia; se aprende un «prefijo» continuo |
+# | *prefix tuning* / P-tuning v2 | vectores de prefijo en las claves y valores de **cada** capa | más capacidad que el *prompt tuning*, mismo modelo congelado |
+# | adaptador de cuello de botella | dos capas pequeñas `d → m → d` insertadas en cada bloque | añade cálculo al generar si no se fusiona |
+# | BitFit | solo los sesgos | una fracción mínima de parámetros; sirve para ajustes suaves |
+# | IA3 | tres vectores que reescalan claves, valores y la capa intermedia | aún menos parámetros que LoRA |
+# | LoRA | `A` y `B` de rango `r` al lado de matrices elegidas | `y = Wx + (α/r)·BAx`; se fusiona sin coste |
+# | AdaLoRA | LoRA con el rango repartido entre capas durante el entrenamiento | más rango donde más ayuda |
+# | DoRA | separa cada matriz en magnitud y dirección, y aplica LoRA a la dirección | se acerca más al ajuste completo con el mismo presupuesto |
+# | QLoRA | LoRA sobre una base congelada cuantizada a **4 bits (NF4)**, con doble cuantización | entrena modelos grandes en una sola GPU |
+# | ajuste completo | todos los pesos | la referencia, y el más caro en memoria |
+#
+# Antes de elegir cualquiera, ten un conjunto de evaluación con casos reales (diez, cincuenta, cien): sin él no
+# sabrás si la técnica elegida ha servido.
+#
+# ## 5. Una capa LoRA
 #
 # Falta un detalle que lo cambia todo: **cómo empieza** la corrección. Si `A` y `B` empezaran al azar, el modelo
 # adaptado sería, en el paso 0, el modelo original más ruido: habrías estropeado la base antes de aprender nada.
@@ -339,7 +687,7 @@ plt.show()
 # Con `B = 0`, el primer gradiente llega a `B` (a través de `Ax`, que no es cero) y a partir de ahí la
 # corrección crece solo en la dirección que la pérdida pide.
 #
-# ### Ejercicio 3 · `LoRALinear` (3 puntos · dificultad ★★☆ · ~25 min)
+# ### Ejercicio 6 · `LoRALinear` (3 puntos · dificultad ★★☆ · ~25 min)
 #
 # Escribe la clase `LoRALinear(base, r, alpha)` de PyTorch (hereda de `nn.Module`):
 #
@@ -387,7 +735,7 @@ class LoRALinear(nn.Module):
 # </details>
 
 # %% nbgrader={"grade_id": "test_LoRALinear", "grade": true, "points": 3}
-# Comprobación del ejercicio 3
+# Comprobación del ejercicio 6
 def _prueba_lora(d_in, d_out, r, alpha, con_sesgo, semilla, tolerancia=1e-5):
     """Todas las comprobaciones de una capa; devuelve la capa ya probada."""
     torch.manual_seed(semilla)
@@ -445,14 +793,14 @@ with hidden("LoRALinear: otros tamaños, sin sesgo, alpha ≠ 2r y r = 1"):
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# ## 5. Fusionar el adaptador
+# ## 6. Fusionar el adaptador
 #
 # Entrenado el adaptador, hay dos maneras de usarlo. Puedes **fusionarlo**: `W' = W + (α/r)·BA` tiene la forma
 # de `W`, así que el modelo final no tiene ni una multiplicación de más al generar. O puedes **mantenerlo
 # aparte**: una sola copia de la base compartida y un adaptador pequeño por cliente o por tarea, que se cambia
 # sin recargar el modelo. Fusionar es sumar una matriz; lo fácil es sumarla mal.
 #
-# ### Ejercicio 4 · `merge_lora`, encuentra los errores (2 puntos · dificultad ★☆☆ · ~10 min)
+# ### Ejercicio 7 · `merge_lora`, encuentra los errores (2 puntos · dificultad ★☆☆ · ~10 min)
 #
 # Un compañero ha escrito esta función y dice que «funciona». Devuelve una matriz de la forma correcta, pero el
 # modelo fusionado no calcula lo mismo que el adaptado, y además al llamarla desaparecen los pesos originales.
@@ -487,7 +835,7 @@ def merge_lora(W, A, B, alpha, r):
 # </details>
 
 # %% nbgrader={"grade_id": "test_merge_lora", "grade": true, "points": 2}
-# Comprobación del ejercicio 4
+# Comprobación del ejercicio 7
 rng_m = np.random.default_rng(SEMILLA + 4)
 W_m, A_m, B_m = rng_m.normal(size=(6, 5)), rng_m.normal(size=(2, 5)), rng_m.normal(size=(6, 2))
 x_m = rng_m.normal(size=5)
@@ -520,7 +868,7 @@ with hidden("merge_lora: formas no cuadradas, otros α y r, lotes de x"):
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# ## 6. LoRA sobre `es-base`, en vivo
+# ## 7. LoRA sobre `es-base`, en vivo
 #
 # Hasta aquí, matrices sueltas. Ahora lo de verdad: `es-base`, el modelo base del curso, y el conjunto de
 # conversaciones de pregunta y respuesta con el que el proyecto entrenó su modelo de chat. `llmlab.lora` hace lo
@@ -551,6 +899,26 @@ print("¿el modelo adaptado da lo mismo que la base en el paso 0?", torch.equal(
 # La pérdida cuenta solo los tokens de la **respuesta** (la pregunta y las marcas del formato de chat se leen
 # pero no se puntúan): queremos que el modelo aprenda a contestar, no a escribir preguntas. Entrenamos unos
 # pocos pasos con `llmlab.train.train`, que solo actualiza lo que tiene `requires_grad`: A y B.
+
+# %% [markdown]
+# La misma construcción con tokens de verdad: la pregunta de la primera conversación de validación en el formato de
+# chat, y su respuesta con la marca de cierre. La entropía cruzada de PyTorch con `ignore_index=-100` da exactamente
+# la media sobre los tokens de la respuesta (aquí con logits al azar: lo que importa es qué posiciones cuentan).
+
+# %% tags=["nbval-ignore-output"]
+tok_demo, conv_demo = tok, conv_val[0]  # las cuentas dependen del tokenizador que trae el paquete
+ids_pregunta = encode_chat(conv_demo[:-1], tok_demo, "chatml", add_generation_prompt=True)
+ids_respuesta = tok_demo.encode(conv_demo[-1]["content"]) + [tok_demo.special_tokens[STOP_TOKENS["chatml"][0]]]
+ids_sft, labels_sft = TS.answer_labels(ids_pregunta, ids_respuesta, max_len=len(ids_pregunta) + len(ids_respuesta) + 4,
+                                       pad_id=tok_demo.pad_id)
+print(f"{fmt_int(len(ids_sft))} posiciones: {fmt_int(sum(l != -100 for l in labels_sft))} se aprenden "
+      f"(la respuesta y su marca de cierre) y {fmt_int(sum(l == -100 for l in labels_sft))} solo se leen")
+z_demo = torch.randn(len(ids_sft), 40, generator=torch.Generator().manual_seed(SEMILLA), dtype=torch.float64)
+objetivo = torch.tensor([l % 40 if l != -100 else -100 for l in labels_sft])
+con_ignore = nn.functional.cross_entropy(z_demo, objetivo, ignore_index=-100)
+cuenta = objetivo != -100
+a_mano = nn.functional.cross_entropy(z_demo[cuenta], objetivo[cuenta])
+print(f"cross_entropy con ignore_index = -100: {con_ignore.item():.6f}   media a mano sobre la respuesta: {a_mano.item():.6f}")
 
 # %% tags=["nbval-ignore-output"]
 perdida_antes = evaluate(alumno, filas_val, loss_mask=mascara_val)
@@ -605,6 +973,18 @@ plt.show()
 # última columna mide el texto normal del corpus; un ajuste que solo ve conversaciones olvida parte de lo que
 # sabía (el *olvido catastrófico*), y congelar la base es una de las defensas.
 #
+# Congelar la base no es la única defensa contra el olvido. Las habituales, y qué cuestan:
+#
+# | defensa | cómo actúa | precio |
+# |---|---|---|
+# | congelar la base (LoRA, adaptadores) | los pesos originales no se mueven; el adaptador se puede quitar | menos capacidad para cambiar |
+# | repetición de datos (*replay*) | mezclar en cada lote ejemplos del tipo de datos original | hace falta tener esos datos, y más pasos |
+# | EWC (consolidación elástica de pesos) | penaliza mover los pesos que más importaban para lo anterior (por la información de Fisher) | una estimación más por peso |
+# | tasa de aprendizaje baja y pocos pasos | el modelo se aleja poco de donde empezó | también aprende menos |
+# | evaluar dentro **y fuera** del dominio | no evita el olvido, pero lo hace visible antes de publicar | un segundo conjunto de evaluación |
+#
+# En la tabla de arriba, la columna de texto normal es esa evaluación «fuera del dominio».
+#
 # El mejor adaptador se guarda en la carpeta que usa PEFT: un `adapter_config.json` y un
 # `adapter_model.safetensors` con solo `A` y `B`. Esa carpeta es el adaptador **entero**, y no sirve sin su base:
 # por eso `llmlab` apunta en ella una huella (SHA-256) de los pesos de la base y se niega a cargarla sobre otra.
@@ -635,12 +1015,71 @@ except ValueError as error:
     print("rechazado:", str(error).split(";")[0][:150])
 
 # %% [markdown]
-# ## 7. Memoria: por qué LoRA cabe donde el ajuste completo no
+# ### ¿Acierta? Una evaluación por coincidencia exacta
+#
+# La perplejidad dice cuánta probabilidad da el modelo a la respuesta de referencia, no si **contesta bien**. Para
+# eso hay que generar y comparar. La medida más simple es la **coincidencia exacta**: la respuesta generada, normalizada
+# (mayúsculas, espacios y Unicode, como en la contaminación), es igual a la de referencia. Una sola muestra no dice
+# nada; la medimos sobre un conjunto de preguntas de validación que el modelo nunca vio, con decodificación voraz, y
+# damos la cuenta (`k de N`). Al lado, una medida de **formato**: ¿contesta con una sola frase corta terminada en
+# punto, como las respuestas del conjunto? Las dos, para la base sin adaptar y para el adaptador del proyecto.
+#
+# Antes de ejecutar la medida, apunta tu predicción en la celda siguiente (no puntúa): ¿cuántas de las
+# `PREGUNTAS_EM` respuestas del adaptador coincidirán exactamente con la referencia? La celda que mide la imprime
+# antes que el resultado.
+
+# %%
+MI_PREDICCION = ""  # p. ej. "5 de 24, y la base ninguna"
+
+# %% tags=["nbval-ignore-output"]
+print("tu predicción:", MI_PREDICCION.strip() or "(no la has escrito: hazlo antes de mirar el resultado)")
+
+
+def responde(modelo, conversacion):
+    ids = encode_chat(conversacion[:-1], tok, "chatml", add_generation_prompt=True)
+    salida = generate(modelo, torch.tensor(ids), TOKENS_RESPUESTA, eos_token_id=paradas)
+    return tok.decode([i for i in salida[len(ids):].tolist() if i not in paradas]).strip()
+
+
+def frase_corta(texto):
+    return texto.endswith(".") and texto.count(".") == 1 and len(texto.split()) <= 12
+
+
+evaluadas = conv_val[:PREGUNTAS_EM]
+medida = {}
+for nombre, modelo in ((f"{resultados['base']} sin adaptar", modelo_base), ("con el adaptador", chat)):
+    respuestas = [responde(modelo, c) for c in evaluadas]
+    exactas = sum(DS.normalize_text(r) == DS.normalize_text(c[-1]["content"]) for r, c in zip(respuestas, evaluadas))
+    formato = sum(frase_corta(r) for r in respuestas)
+    medida[nombre] = (exactas, formato, respuestas)
+    print(f"{nombre:24s} coincidencia exacta: {exactas} de {len(evaluadas)}   una frase corta: {formato} de {len(evaluadas)}")
+exactas_adaptador, formato_adaptador, respuestas_adaptador = medida["con el adaptador"]
+print(f"perplejidad en las respuestas de validación: {math.exp(base_ref['answer_loss']):.1f} sin adaptar, "
+      f"{math.exp(min(f['answer_loss'] for f in resultados['runs'].values())):.1f} el mejor ajuste del proyecto")
+if exactas_adaptador <= len(evaluadas) // 10:
+    print("veredicto: el adaptador aprendió el formato, pero casi nunca da la respuesta de referencia")
+else:
+    print("veredicto: el adaptador acierta una parte apreciable de las respuestas, no solo el formato")
+for r, c in list(zip(respuestas_adaptador, evaluadas))[:3]:
+    print(f"  {c[-2]['content']!s:40.40s} → {r!s:45.45s} (referencia: {c[-1]['content']})")
+
+# %% [markdown]
+# Compara con tu predicción. Con un modelo tan pequeño como `es-base`, lo habitual es lo que imprime el veredicto:
+# la perplejidad baja mucho y el formato cambia por completo (de seguir un cuento a contestar con una frase), pero
+# la coincidencia exacta apenas se mueve de cero, porque el modelo no sabe los hechos que la respuesta pide. Esa es la
+# lección: **la perplejidad mide cuánto se parece el modelo al estilo de los datos, no si acierta**, y un ajuste
+# enseña sobre todo forma. Por eso se mide con varias métricas y muchas preguntas, y por eso la coincidencia exacta
+# es dura: una respuesta correcta con otras palabras también cuenta como fallo (para eso están las rúbricas y los
+# jueces).
+
+# %% [markdown]
+# ## 8. Memoria: por qué LoRA cabe donde el ajuste completo no
 #
 # Entrenar con AdamW en float32 cuesta, por cada parámetro que se entrena, 4 bytes de peso, 4 de gradiente y 8
 # de estado del optimizador: **16 bytes**. Un parámetro congelado cuesta solo sus 4 bytes de peso. LoRA no
 # reduce el modelo, reduce lo que se entrena. QLoRA da el paso siguiente: guarda la base congelada **cuantizada**
-# (8 o 4 bits por peso), así que también los pesos ocupan menos. Los pesos solos, con la regla
+# a 4 bits por peso, en el formato NF4 (*NormalFloat*, pensado para pesos con forma de campana), así que también
+# los pesos ocupan menos. Los pesos solos, con la regla
 # `memoria ≈ N · bits / 8`, para un modelo de 7 000 millones de parámetros:
 
 # %%
@@ -674,7 +1113,7 @@ for n in nombres:
     print(f"{n:32s} {filas_mem[n]['memory']['total'] / completo_mem:5.2f} veces la memoria del ajuste completo")
 
 # %% [markdown]
-# ## 8. Destilación: aprender de las dudas del profesor
+# ## 9. Destilación: aprender de las dudas del profesor
 #
 # Una etiqueta dura dice «la respuesta es París» y nada más. Un modelo grande que ya sabe geografía dice algo
 # más rico: París 0.82, Lyon 0.10, Madrid 0.05, azul 0.03. Esa distribución (los *soft targets*) enseña que Lyon
@@ -714,7 +1153,7 @@ plt.show()
 # referencia (el profesor) y pesa cada término. Con el alumno `[3, 2.5, 0.5]` a `T = 2`, el capítulo obtiene
 # `KL(profesor ‖ alumno) = 0.066603`; al revés sale 0.069185, otro número.
 #
-# ### Ejercicio 5 · `kl_divergence` (2 puntos · dificultad ★☆☆ · ~10 min)
+# ### Ejercicio 8 · `kl_divergence` (2 puntos · dificultad ★☆☆ · ~10 min)
 #
 # Escribe `kl_divergence(p, q)`, que devuelve un `float`: `KL(p ‖ q)` con logaritmo natural, para dos
 # distribuciones `p` y `q` (arrays de NumPy o listas de la misma longitud que suman 1). Convenio: un término con
@@ -743,7 +1182,7 @@ def kl_divergence(p, q):
 # </details>
 
 # %% nbgrader={"grade_id": "test_kl_divergence", "grade": true, "points": 2}
-# Comprobación del ejercicio 5
+# Comprobación del ejercicio 8
 p_prof_T2, p_alum_T2 = DI.soften(logits_profesor, 2.0), DI.soften(logits_alumno, 2.0)
 with reference_blocked(*REFERENCIAS):
     kl_65 = checked_call(kl_divergence, p_prof_T2, p_alum_T2)
@@ -791,7 +1230,7 @@ with hidden("kl_divergence: distribuciones aleatorias, con ceros y asimétricas"
 # Con la etiqueta `y = 0`, `T = 2` y los logits de antes: `CE = −log 0.592201 = 0.523909`, `T²·KL = 0.266412`,
 # y la pérdida vale **0.395160** con `λ = 0.5` y **0.343661** con `λ = 0.7`.
 #
-# ### Ejercicio 6 · `distill_loss` (3 puntos · dificultad ★★☆ · ~20 min)
+# ### Ejercicio 9 · `distill_loss` (3 puntos · dificultad ★★☆ · ~20 min)
 #
 # Escribe `distill_loss(student_logits, teacher_logits, y, T=2.0, lam=0.5)`, que devuelve un `float` con la
 # pérdida de arriba para **un** ejemplo: `student_logits` y `teacher_logits` son vectores (arrays o listas) de la
@@ -830,7 +1269,7 @@ def distill_loss(student_logits, teacher_logits, y, T=2.0, lam=0.5):
 # </details>
 
 # %% nbgrader={"grade_id": "test_distill_loss", "grade": true, "points": 3}
-# Comprobación del ejercicio 6
+# Comprobación del ejercicio 9
 with reference_blocked(*REFERENCIAS):
     L_05 = checked_call(distill_loss, logits_alumno, logits_profesor, 0, T=2.0, lam=0.5)
     L_07 = checked_call(distill_loss, logits_alumno, logits_profesor, 0, T=2.0, lam=0.7)
@@ -881,7 +1320,7 @@ diferencia = dest["runs"]["soft"]["val_loss"] - dest["runs"]["hard"]["val_loss"]
 print(f"diferencia (suave − dura): {diferencia:+.3f} nats por token ({'mejor' if diferencia < 0 else 'peor'} con el profesor)")
 
 # %% [markdown]
-# ## 9. Preferencias: DPO
+# ## 10. Preferencias: DPO
 #
 # A veces no hay una respuesta correcta sino dos plausibles y alguien que prefiere una. DPO (*Direct Preference
 # Optimization*) aprende de pares (respuesta elegida `y_w`, respuesta rechazada `y_l`) sin modelo de recompensa ni
@@ -894,7 +1333,7 @@ print(f"diferencia (suave − dura): {diferencia:+.3f} nats por token ({'mejor' 
 # a la referencia, el corchete vale 0 y la pérdida, `log 2 ≈ 0.693`. `β` (0.1 es habitual) dice cuánto se permite
 # al modelo alejarse de la referencia.
 #
-# ### Ejercicio 7 · `dpo_loss`, encuentra los errores (2 puntos · dificultad ★★☆ · ~15 min)
+# ### Ejercicio 10 · `dpo_loss`, encuentra los errores (2 puntos · dificultad ★★☆ · ~15 min)
 #
 # Esta versión tiene dos fallos: uno de lógica (premia lo contrario de lo que debe) y otro numérico (con
 # diferencias grandes devuelve `inf` en lugar de un número). Corrígelos. La función recibe cuatro números
@@ -927,7 +1366,7 @@ def dpo_loss(logp_w, logp_l, ref_w, ref_l, beta=0.1):
 # </details>
 
 # %% nbgrader={"grade_id": "test_dpo_loss", "grade": true, "points": 2}
-# Comprobación del ejercicio 7
+# Comprobación del ejercicio 10
 with reference_blocked(*REFERENCIAS):
     igual = checked_call(dpo_loss, -5.0, -7.0, -5.0, -7.0, beta=0.1)
     bien = checked_call(dpo_loss, -10.0, -20.0, -12.0, -15.0, beta=0.5)
@@ -952,7 +1391,22 @@ with hidden("dpo_loss: márgenes enormes, otras β y casos aleatorios"):
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# ## 10. Los datos también se diseñan
+# DPO es un miembro de una familia. Todas aprenden de juicios humanos (o de un modelo que los imita), pero cada
+# una optimiza algo distinto:
+#
+# | método | datos | qué optimiza |
+# |---|---|---|
+# | RLHF (con PPO) | pares comparados → un modelo de recompensa | la recompensa aprendida, con una penalización KL que impide alejarse de la referencia |
+# | DPO | pares elegida / rechazada | la pérdida logística sobre el margen de log-probabilidades respecto a la referencia (el ejercicio 10) |
+# | KTO | respuestas sueltas marcadas como buenas o malas, sin pares | una utilidad inspirada en la aversión a la pérdida, respecto a la referencia |
+# | ORPO | pares, en el mismo paso que el ajuste supervisado | la entropía cruzada de la elegida más un término con el cociente de *odds* elegida/rechazada, sin modelo de referencia |
+# | SimPO | pares | un margen sobre la log-probabilidad **media por token** (normalizada por la longitud), sin modelo de referencia |
+#
+# Las que prescinden de la referencia ahorran una copia del modelo en memoria; las que normalizan por longitud
+# evitan premiar las respuestas largas solo por serlo.
+
+# %% [markdown]
+# ## 11. Los datos también se diseñan
 #
 # Un conjunto de entrenamiento no es una lista de ejemplos: define el formato, la pérdida, lo que el modelo verá
 # y lo que no. Tres herramientas de `llmlab.datasets` lo hacen concreto:
@@ -963,6 +1417,22 @@ with hidden("dpo_loss: márgenes enormes, otras β y casos aleatorios"):
 #   difieren en mayúsculas o espacios caen del mismo lado;
 # - **la ficha del conjunto** (*dataset card*): procedencia, licencia, versión, tamaño, calidad, cobertura,
 #   huecos, riesgos, contaminación y trazabilidad.
+#
+# Los tipos de conjunto, con ejemplos reales y publicados:
+#
+# | tipo | forma de cada ejemplo | qué enseña | ejemplos con nombre |
+# |---|---|---|---|
+# | texto para preentrenar | texto largo sin etiquetas | a predecir el token siguiente | C4 (el de T5), The Pile (unos 800 GB) |
+# | código | repositorios, ficheros, funciones | sintaxis, API, patrones de programación | The Stack (unos 3 TB de código con licencia permisiva) |
+# | instrucciones (SFT) | instrucción → respuesta esperada | seguir tareas, formato, tono | la colección FLAN, Dolly-15k |
+# | preferencias | instrucción, respuesta A, respuesta B, la preferida | elegir entre salidas plausibles | HH-RLHF, UltraFeedback |
+# | razonamiento | problema, solución, pasos o un verificador | cadenas de inferencia comprobables | GSM8K |
+# | multimodal | imagen y texto, o imagen, instrucción y respuesta | alinear señal visual y lengua | LAION-5B, los datos de LLaVA |
+# | evaluación | preguntas con respuesta esperada o rúbrica | nada: mide | MMLU, BEIR, MTEB |
+#
+# Para auditarlos hay herramientas hechas: DataTrove y NeMo Curator filtran y deduplican a gran escala; Evaluate,
+# Lighteval y lm-evaluation-harness ejecutan evaluaciones reproducibles; HELM compara modelos en muchos escenarios.
+# Ninguna sustituye leer una muestra a mano.
 
 # %%
 muestra = DS.sample_sources({"web": 0.7, "código": 0.2, "matemáticas": 0.1}, 10_000, seed=SEMILLA)
@@ -981,7 +1451,7 @@ for campo, valor in resultados["card"].items():
 # examen contaminado mide memoria, no habilidad. Pero comparar cadenas tal cual no basta: «¿Puedo cambiar los
 # auriculares?» y «¿puedo cambiar  los auriculares? » son la misma pregunta para cualquier persona.
 #
-# ### Ejercicio 8 · `contamination_rate` (2 puntos · dificultad ★☆☆ · ~15 min)
+# ### Ejercicio 11 · `contamination_rate` (2 puntos · dificultad ★☆☆ · ~15 min)
 #
 # Escribe `contamination_rate(train, test)`, que devuelve un `float` entre 0 y 1: la fracción de elementos de
 # `test` (una lista de cadenas) cuyo texto normalizado aparece también, normalizado, en `train`. Normalizar es:
@@ -1018,7 +1488,7 @@ def contamination_rate(train, test):
 # </details>
 
 # %% nbgrader={"grade_id": "test_contamination_rate", "grade": true, "points": 2}
-# Comprobación del ejercicio 8
+# Comprobación del ejercicio 11
 train_c = ["¿Puedo cambiar los auriculares?", "Hola", "¿Cuánto tarda el envío?"]
 test_c = ["¿puedo cambiar  los auriculares? ", "¿Dónde está mi pedido?", "HOLA", "Quiero una factura"]
 with reference_blocked(*REFERENCIAS):
@@ -1049,47 +1519,54 @@ with hidden("contamination_rate: acentos compuestos y descompuestos, tabuladores
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# ## 11. ¿Abierto? Depende de qué
+# ## 12. ¿Abierto? Depende de qué
 #
 # «Modelo abierto» no es un sí o un no. Se pueden publicar los pesos, el código de entrenamiento e inferencia, los
 # datos (o información suficiente sobre ellos), la receta completa, la evaluación y la ficha del modelo, cada
 # pieza con su licencia. La definición de IA de código abierto de la OSI (versión 1.0, 2024) exige las libertades
-# de usar, estudiar, modificar y compartir, y eso no se cumple con solo poder descargar los pesos. La mayoría de
+# de usar, estudiar, modificar y compartir, y eso no se cumple con solo poder descargar los pesos. Sobre los datos,
+# la definición no obliga a publicarlos enteros: pide **información** suficiente sobre ellos (de dónde salen, cómo se
+# eligieron y se trataron) para que alguien competente pueda construir un sistema equivalente; sí exige el código y
+# los pesos. La mayoría de
 # los modelos populares son de **pesos abiertos**: se descargan y se ejecutan, con una licencia propia que a menudo
 # pone condiciones (de uso comercial, de tamaño de empresa, de redistribución de derivados).
 #
-# ### Ejercicio 9 · `openness_category` y `choose_adaptation` (2 puntos · dificultad ★☆☆ · ~10 min)
+# ### Ejercicio 12 · `openness_category` y `choose_adaptation` (2 puntos · dificultad ★☆☆ · ~10 min)
 #
 # Dos funciones pequeñas que convierten en código las decisiones del capítulo.
 #
 # `openness_category(card)` recibe un diccionario con las claves `"weights"`, `"code"`, `"data"`, `"recipe"`
-# (booleanos: ¿se publica esa pieza?) y `"license"` (un identificador como `"apache-2.0"` o `"llama3"`), y devuelve
+# (booleanos: ¿se publica esa pieza? Para `"data"`, ¿se publica información suficiente sobre los datos?) y `"license"` (un identificador como `"apache-2.0"` o `"llama3"`), y devuelve
 # una de tres cadenas:
 #
-# - `"closed"` si no se publican los pesos;
-# - `"open source"` si se publican pesos, código, datos y receta **y** la licencia está en `LICENCIAS_OSI`
+# - `"cerrado"` si no se publican los pesos;
+# - `"código abierto"` si se publican pesos, código, datos y receta **y** la licencia está en `LICENCIAS_OSI`
 #   (compara sin distinguir mayúsculas);
-# - `"open weights"` en cualquier otro caso.
+# - `"pesos abiertos"` en cualquier otro caso.
 #
 # `choose_adaptation(need)` recibe una necesidad y devuelve la primera técnica que conviene probar, según la tabla
-# de la sección 1: `"changing knowledge"` → `"RAG"`, `"specific format"` → `"instruction tuning"`,
-# `"few resources"` → `"LoRA"`, `"low latency"` → `"distillation"`, `"local control"` → `"open weights"`,
-# `"max quality"` → `"large API model"`. Con cualquier otra necesidad, lanza `ValueError`.
+# de la sección 1: `"changing knowledge"` → `"RAG"`, `"specific format"` → `"ajuste a instrucciones"`,
+# `"few resources"` → `"LoRA"`, `"low latency"` → `"destilación"`, `"local control"` → `"pesos abiertos"`,
+# `"max quality"` → `"modelo grande por API"`. Con cualquier otra necesidad, lanza `ValueError`.
 
 # %% nbgrader={"grade_id": "datos_licencias", "locked": true}
 # Licencias aprobadas por la OSI que usa el ejercicio (identificadores SPDX en minúsculas).
 LICENCIAS_OSI = {"apache-2.0", "mit", "bsd-2-clause", "bsd-3-clause", "gpl-3.0", "lgpl-3.0", "mpl-2.0"}
+# Las respuestas de llmlab.adaptation están en inglés; el curso las da en español.
+EN_ESPANOL = {"closed": "cerrado", "open weights": "pesos abiertos", "open source": "código abierto", "RAG": "RAG",
+              "instruction tuning": "ajuste a instrucciones", "LoRA": "LoRA", "distillation": "destilación",
+              "large API model": "modelo grande por API"}
 
 # %% nbgrader={"grade_id": "decisiones", "solution": true}
 def openness_category(card):
-    """"closed", "open weights" u "open source" según las piezas publicadas y la licencia."""
+    """"cerrado", "pesos abiertos" u "código abierto" según las piezas publicadas y la licencia."""
     ### BEGIN SOLUTION
     if not card["weights"]:
-        return "closed"
+        return "cerrado"
     todo = card["code"] and card["data"] and card["recipe"]
     if todo and str(card["license"]).lower() in LICENCIAS_OSI:
-        return "open source"
-    return "open weights"
+        return "código abierto"
+    return "pesos abiertos"
     ### END SOLUTION
 
 
@@ -1098,11 +1575,11 @@ def choose_adaptation(need):
     ### BEGIN SOLUTION
     tabla = {
         "changing knowledge": "RAG",
-        "specific format": "instruction tuning",
+        "specific format": "ajuste a instrucciones",
         "few resources": "LoRA",
-        "low latency": "distillation",
-        "local control": "open weights",
-        "max quality": "large API model",
+        "low latency": "destilación",
+        "local control": "pesos abiertos",
+        "max quality": "modelo grande por API",
     }
     if need not in tabla:
         raise ValueError(f"necesidad desconocida: {need}")
@@ -1122,14 +1599,14 @@ def choose_adaptation(need):
 # </details>
 
 # %% nbgrader={"grade_id": "test_decisiones", "grade": true, "points": 2}
-# Comprobación del ejercicio 9
+# Comprobación del ejercicio 12
 solo_pesos = {"weights": True, "code": False, "data": False, "recipe": False, "license": "llama3"}
 todo_abierto = {"weights": True, "code": True, "data": True, "recipe": True, "license": "Apache-2.0"}
 with reference_blocked(*REFERENCIAS):
-    check_equal(checked_call(openness_category, solo_pesos), "open weights", what="solo los pesos, licencia propia",
+    check_equal(checked_call(openness_category, solo_pesos), "pesos abiertos", what="solo los pesos, licencia propia",
                 hint="descargar los pesos no lo convierte en código abierto")
-    check_equal(checked_call(openness_category, todo_abierto), "open source", what="todo publicado con Apache-2.0")
-    check_equal(checked_call(openness_category, {**todo_abierto, "weights": False}), "closed", what="sin pesos")
+    check_equal(checked_call(openness_category, todo_abierto), "código abierto", what="todo publicado con Apache-2.0")
+    check_equal(checked_call(openness_category, {**todo_abierto, "weights": False}), "cerrado", what="sin pesos")
     check_equal(checked_call(choose_adaptation, "changing knowledge"), "RAG", what="datos que cambian cada semana",
                 hint="el conocimiento que caduca se consulta, no se entrena")
     check_equal(checked_call(choose_adaptation, "few resources"), "LoRA", what="pocos recursos")
@@ -1143,8 +1620,8 @@ with hidden("openness_category y choose_adaptation: todas las combinaciones y to
     for w, c, d, r in itertools.product([True, False], repeat=4):
         for lic in ("MIT", "apache-2.0", "llama3", "cc-by-nc-4.0", "Qwen"):
             card = {"weights": w, "code": c, "data": d, "recipe": r, "license": lic}
-            combinaciones.append((card, AD.openness_category(card)))
-    necesidades = [(n, AD.choose_adaptation(n)) for n in AD.ADAPTATION_TABLE]
+            combinaciones.append((card, EN_ESPANOL[AD.openness_category(card)]))
+    necesidades = [(n, EN_ESPANOL[AD.choose_adaptation(n)]) for n in AD.ADAPTATION_TABLE]
     with reference_blocked(*REFERENCIAS):
         for card, esperado in combinaciones:
             check_equal(checked_call(openness_category, card), esperado)
@@ -1155,7 +1632,7 @@ with hidden("openness_category y choose_adaptation: todas las combinaciones y to
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# ## 12. Errores frecuentes
+# ## 13. Errores frecuentes
 #
 # Cada tropiezo del capítulo, escrito y en marcha, y la comprobación que lo caza. Son los mismos casos que buscan
 # las pruebas ocultas.
@@ -1197,11 +1674,11 @@ detecta("sin T²", lambda: check_close(0.5 * 0.523909 + 0.5 * DI.kl_divergence(p
                                       atol=1e-6, what="la pérdida"))
 
 # 6. Llamar «código abierto» a un modelo del que solo se publican los pesos.
-detecta("«open source» con solo pesos", lambda: check_equal("open source", AD.openness_category(solo_pesos),
+detecta("«open source» con solo pesos", lambda: check_equal("código abierto", EN_ESPANOL[AD.openness_category(solo_pesos)],
                                                             what="categoría"))
 
 # 7. Ajustar el modelo para meterle conocimiento que cambia cada semana.
-detecta("fine-tuning para datos que cambian", lambda: check_equal("fine-tuning", AD.choose_adaptation("changing knowledge"),
+detecta("fine-tuning para datos que cambian", lambda: check_equal("fine-tuning", EN_ESPANOL[AD.choose_adaptation("changing knowledge")],
                                                                   what="técnica"))
 
 # 8. Comparar sin normalizar: la copia con otras mayúsculas se cuela en la evaluación.
@@ -1232,11 +1709,11 @@ detecta("adaptador sobre otra base", lambda: check_true(
 
 # %% [markdown]
 # Y uno que no se caza con un `check` pero sí con un número: **cuantizar sin medir**. Bajar bits reduce la memoria
-# (mira la sección 7) pero puede costar calidad; la única forma de saberlo es comparar antes y después. En la tabla
+# (mira la sección 8) pero puede costar calidad; la única forma de saberlo es comparar antes y después. En la tabla
 # de QLoRA del informe del proyecto (`llmlab/data/adapters/REPORT.md`) está la perplejidad de `es-base` cuantizado
 # sin adaptador junto a la del modelo en float32.
 #
-# ## 13. Pregunta para razonar (corrección manual · 3 puntos · ~15 min)
+# ## 14. Pregunta para razonar (corrección manual · 3 puntos · ~25 min)
 #
 # El servicio de atención al cliente de una tienda ha guardado **3 000 respuestas** escritas por su gente y quiere
 # un modelo que conteste «como ellos». Los precios y las condiciones de devolución cambian cada mes.
@@ -1287,6 +1764,15 @@ detecta("adaptador sobre otra base", lambda: check_true(
 #   respecto a una referencia; se calcula con `logaddexp` para que no desborde.
 # - Los datos son diseño: mezcla con pesos, particiones por hash con normalización y contaminación medida.
 #   «Pesos abiertos» no es «código abierto».
+#
+# ## Para ir más allá (opcional, sin nota)
+#
+# 1. **Tu bucle con AdamW.** Reescribe el experimento de la sección 3 con AdamW a mano (dos momentos por peso,
+#    `β₁ = 0.9`, `β₂ = 0.999`) y compáralo con `sgd_step` a la misma `η`. Para cuando tengas las dos curvas en la
+#    misma figura y sepas explicar cuántos números por peso guarda cada optimizador.
+# 2. **Más preguntas, otra métrica.** Repite la evaluación de la sección 7 con `PREGUNTAS_EM = 100` y añade una
+#    métrica más blanda: la fracción de palabras de la referencia que aparecen en la respuesta. Para cuando tengas
+#    la tabla de las tres métricas para la base y el adaptador, y una frase sobre cuál ordena mejor los modelos.
 #
 # ## Para saber más
 #

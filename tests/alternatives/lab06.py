@@ -36,6 +36,114 @@ def softmax_xent(logits, target):
     return -log_p[target].item(), grad.numpy()
 """,
     },
+    "linear_head_grad": {
+        "bucles con math": """
+def linear_head_grad(h, W, targets):
+    H = [[float(v) for v in fila] for fila in h]
+    W = [[float(v) for v in fila] for fila in W]
+    targets = [int(t) for t in targets]
+    B, d, V = len(H), len(W), len(W[0])
+    if any(len(fila) != d for fila in H) or len(targets) != B:
+        raise ValueError("formas")
+    if any(t < 0 or t >= V for t in targets):
+        raise ValueError("targets")
+    G = [[0.0] * V for _ in range(d)]
+    for b in range(B):
+        z = [sum(H[b][i] * W[i][j] for i in range(d)) for j in range(V)]
+        m = max(z)
+        e = [math.exp(v - m) for v in z]
+        total = sum(e)
+        for j in range(V):
+            delta = e[j] / total - (1.0 if j == targets[b] else 0.0)
+            for i in range(d):
+                G[i][j] += H[b][i] * delta / B
+    return np.array(G)
+""",
+        "float32 y einsum, restando Y aparte": """
+def linear_head_grad(h, W, targets):
+    H = np.asarray(h, dtype=np.float32)
+    W = np.asarray(W, dtype=np.float32)
+    t = np.asarray(targets, dtype=np.int64)
+    if H.shape[1] != W.shape[0] or t.shape != (H.shape[0],) or t.min() < 0 or t.max() >= W.shape[1]:
+        raise ValueError("entrada")
+    z = H @ W
+    P = np.exp(z - z.max(axis=1, keepdims=True))
+    P = P / P.sum(axis=1, keepdims=True)
+    Y = np.eye(W.shape[1], dtype=np.float32)[t]
+    return np.einsum("bd,bv->dv", H, P) / len(H) - np.einsum("bd,bv->dv", H, Y) / len(H)
+""",
+        "con torch.autograd": """
+def linear_head_grad(h, W, targets):
+    H = torch.tensor(np.asarray(h, dtype=float))
+    W = torch.tensor(np.asarray(W, dtype=float), requires_grad=True)
+    t = torch.tensor(np.asarray(targets, dtype=np.int64))
+    if H.shape[1] != W.shape[0] or t.shape != (H.shape[0],) or bool((t < 0).any()) or bool((t >= W.shape[1]).any()):
+        raise ValueError("entrada")
+    torch.nn.functional.cross_entropy(H @ W, t).backward()
+    return W.grad.numpy()
+""",
+    },
+    "sgd_step": {
+        "bucle sobre los elementos": """
+def sgd_step(theta, grad, lr=2e-5):
+    theta, grad = np.asarray(theta), np.asarray(grad)
+    if np.shape(theta) != np.shape(grad):
+        raise ValueError("formas")
+    if lr < 0:
+        raise ValueError("lr")
+    nuevo = np.empty(theta.shape, dtype=float)
+    for i in np.ndindex(theta.shape):
+        nuevo[i] = float(theta[i]) - lr * float(grad[i])
+    return nuevo
+""",
+        "float32, sumando el paso negativo": """
+def sgd_step(theta, grad, lr=2e-5):
+    theta = np.array(theta, dtype=np.float32)
+    grad = np.array(grad, dtype=np.float32)
+    if theta.shape != grad.shape or not lr >= 0:
+        raise ValueError("entrada")
+    paso = np.float32(-lr) * grad
+    theta += paso
+    return theta
+""",
+    },
+    "answer_labels": {
+        "bucle, rellenando al final": """
+def answer_labels(prompt_ids, answer_ids, max_len=None, pad_id=0):
+    if len(answer_ids) == 0:
+        raise ValueError("vacía")
+    ids, labels = [], []
+    for i in prompt_ids:
+        ids.append(int(i))
+        labels.append(-100)
+    for i in answer_ids:
+        ids.append(int(i))
+        labels.append(int(i))
+    if max_len is not None:
+        if len(ids) > max_len:
+            raise ValueError("no cabe")
+        while len(ids) < max_len:
+            ids.append(int(pad_id))
+            labels.append(-100)
+    return ids, labels
+""",
+        "con NumPy y tolist, comprobando antes": """
+def answer_labels(prompt_ids, answer_ids, max_len=None, pad_id=0):
+    p = np.asarray(prompt_ids, dtype=np.int64).reshape(-1)
+    a = np.asarray(answer_ids, dtype=np.int64).reshape(-1)
+    if a.size == 0:
+        raise ValueError("vacía")
+    n = p.size + a.size if max_len is None else max_len
+    if p.size + a.size > n:
+        raise ValueError("no cabe")
+    ids = np.full(n, pad_id, dtype=np.int64)
+    labels = np.full(n, -100, dtype=np.int64)
+    ids[: p.size] = p
+    ids[p.size : p.size + a.size] = a
+    labels[p.size : p.size + a.size] = a
+    return ids.tolist(), labels.tolist()
+""",
+    },
     "lora_param_count": {
         "contando los elementos de A y B": """
 def lora_param_count(d_out, d_in, r):
@@ -207,40 +315,40 @@ def contamination_rate(train, test):
 def openness_category(card):
     if card["weights"] and card["code"] and card["data"] and card["recipe"] \\
             and card["license"].lower() in LICENCIAS_OSI:
-        return "open source"
+        return "código abierto"
     elif card["weights"]:
-        return "open weights"
+        return "pesos abiertos"
     else:
-        return "closed"
+        return "cerrado"
 
 
 def choose_adaptation(need):
     if need == "changing knowledge":
         return "RAG"
     elif need == "specific format":
-        return "instruction tuning"
+        return "ajuste a instrucciones"
     elif need == "few resources":
         return "LoRA"
     elif need == "low latency":
-        return "distillation"
+        return "destilación"
     elif need == "local control":
-        return "open weights"
+        return "pesos abiertos"
     elif need == "max quality":
-        return "large API model"
+        return "modelo grande por API"
     raise ValueError(need)
 """,
         "all() y try/except KeyError": """
 def openness_category(card):
     if not card["weights"]:
-        return "closed"
+        return "cerrado"
     piezas = all(card[k] for k in ("code", "data", "recipe"))
-    return "open source" if piezas and card["license"].casefold() in LICENCIAS_OSI else "open weights"
+    return "código abierto" if piezas and card["license"].casefold() in LICENCIAS_OSI else "pesos abiertos"
 
 
 def choose_adaptation(need):
     tabla = dict(zip(
         ["changing knowledge", "specific format", "few resources", "low latency", "local control", "max quality"],
-        ["RAG", "instruction tuning", "LoRA", "distillation", "open weights", "large API model"]))
+        ["RAG", "ajuste a instrucciones", "LoRA", "destilación", "pesos abiertos", "modelo grande por API"]))
     try:
         return tabla[need]
     except KeyError:

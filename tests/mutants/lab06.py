@@ -11,6 +11,9 @@ LAB = "lab06-adaptar-modelos"
 
 REFERENCES = {
     "softmax_xent": "DI.softmax_xent",
+    "linear_head_grad": "TS.linear_head_grad",
+    "sgd_step": "TS.sgd_step",
+    "answer_labels": "TS.answer_labels",
     "lora_param_count": "lora.lora_param_count",
     "LoRALinear": "lora.LoRALinear",
     "merge_lora": "lora.merge_lora",
@@ -110,21 +113,21 @@ _CONTAM_OK = dict(
 _OPEN = """
 def openness_category(card):
     if not card["weights"]:
-        return "closed"
+        return "cerrado"
     todo = {todo}
     if todo and {license_ok}:
-        return "open source"
-    return "open weights"
+        return "código abierto"
+    return "pesos abiertos"
 
 
 def choose_adaptation(need):
     tabla = {{
         "changing knowledge": {knowledge},
-        "specific format": "instruction tuning",
+        "specific format": "ajuste a instrucciones",
         "few resources": "LoRA",
-        "low latency": "distillation",
-        "local control": "open weights",
-        "max quality": "large API model",
+        "low latency": "destilación",
+        "local control": "pesos abiertos",
+        "max quality": "modelo grande por API",
     }}
     {lookup}
 """
@@ -133,6 +136,67 @@ _OPEN_OK = dict(
     license_ok='str(card["license"]).lower() in LICENCIAS_OSI',
     knowledge='"RAG"',
     lookup='if need not in tabla:\n        raise ValueError(need)\n    return tabla[need]',
+)
+
+_HEAD = """
+def linear_head_grad(h, W, targets):
+    H = {H}
+    W = np.asarray(W, dtype=float)
+    t = np.asarray(targets)
+    if H.ndim != 2 or W.ndim != 2 or H.shape[1] != W.shape[0]:
+        raise ValueError("formas")
+    {check}
+    z = H @ W
+    {shift}
+    P = np.exp(z)
+    P /= P.sum(axis=1, keepdims=True)
+    {onehot}
+    return {ret}
+"""
+_HEAD_OK = dict(
+    H="np.array(h, dtype=float)",
+    check='if t.shape != (H.shape[0],) or np.any(t < 0) or np.any(t >= W.shape[1]):\n        raise ValueError("targets")',
+    shift="z = z - z.max(axis=1, keepdims=True)",
+    onehot="P[np.arange(H.shape[0]), t] -= 1.0",
+    ret="H.T @ P / H.shape[0]",
+)
+
+_SGD = """
+def sgd_step(theta, grad, lr=2e-5):
+    theta = {theta}
+    grad = np.asarray(grad, dtype=float)
+    {check_shape}
+    {check_lr}
+    {ret}
+"""
+_SGD_OK = dict(
+    theta="np.asarray(theta, dtype=float)",
+    check_shape='if theta.shape != grad.shape:\n        raise ValueError("formas")',
+    check_lr='if lr < 0:\n        raise ValueError("lr")',
+    ret="return theta - lr * grad",
+)
+
+_LABELS = """
+def answer_labels(prompt_ids, answer_ids, max_len=None, pad_id=0):
+    prompt = {prompt}
+    answer = [int(i) for i in answer_ids]
+    {check_empty}
+    ids = prompt + answer
+    labels = {labels}
+    if max_len is not None:
+        {check_fit}
+        relleno = max_len - len(ids)
+        ids = ids + [int(pad_id)] * relleno
+        labels = labels + {pad_label} * relleno
+    return {ret}
+"""
+_LABELS_OK = dict(
+    prompt="[int(i) for i in prompt_ids]",
+    check_empty='if len(answer) == 0:\n        raise ValueError("vacía")',
+    labels="[-100] * len(prompt) + answer",
+    check_fit='if len(ids) > max_len:\n            raise ValueError("no cabe")',
+    pad_label="[-100]",
+    ret="ids, labels",
 )
 
 
@@ -152,6 +216,45 @@ MUTANTS = {
         "devuelve la pérdida como array": _fill(_XENT, _XENT_OK, ret="-log_p[target:target + 1], grad"),
         "no lanza ValueError con un target fuera de rango": _fill(_XENT, _XENT_OK, check="pass"),
         "olvida restar y (devuelve p)": _fill(_XENT, _XENT_OK, grad="pass"),
+    },
+    "linear_head_grad": {
+        "olvida la media del lote": _fill(_HEAD, _HEAD_OK, ret="H.T @ P"),
+        "signo cambiado (Y − P)": _fill(_HEAD, _HEAD_OK, ret="-(H.T @ P) / H.shape[0]"),
+        "orientación al revés (P − Y)ᵀ H": _fill(_HEAD, _HEAD_OK, ret="P.T @ H / H.shape[0]"),
+        "máximo global en vez de por fila": _fill(_HEAD, _HEAD_OK, shift="z = z - z.max()"),
+        "softmax sin restar el máximo": _fill(_HEAD, _HEAD_OK, shift="pass"),
+        "no comprueba los índices (−1 da la vuelta)": _fill(_HEAD, _HEAD_OK, check="pass"),
+        "divide entre V en vez de B": _fill(_HEAD, _HEAD_OK, ret="H.T @ P / W.shape[1]"),
+        "modifica h en su sitio": _fill(_HEAD, _HEAD_OK, H="np.asarray(h, dtype=float)",
+                                        onehot="P[np.arange(H.shape[0]), t] -= 1.0\n    H /= H.shape[0]", ret="H.T @ P"),
+        "sin la media y con el gradiente de los logits": _fill(_HEAD, _HEAD_OK, ret="P"),
+        "devuelve una lista": _fill(_HEAD, _HEAD_OK, ret="(H.T @ P / H.shape[0]).tolist()"),
+    },
+    "sgd_step": {
+        "modifica theta en su sitio": _fill(_SGD, _SGD_OK, theta="np.asarray(theta)", ret="theta -= lr * grad\n    return theta"),
+        "signo cambiado (sube por el gradiente)": _fill(_SGD, _SGD_OK, ret="return theta + lr * grad"),
+        "ignora lr (siempre 2e-5)": _fill(_SGD, _SGD_OK, ret="return theta - 2e-5 * grad"),
+        "devuelve una lista": _fill(_SGD, _SGD_OK, ret="return (theta - lr * grad).tolist()"),
+        "conserva los enteros": _fill(_SGD, _SGD_OK, theta="np.asarray(theta)",
+                                      ret="return (theta - lr * grad).astype(theta.dtype)"),
+        "deja hacer broadcasting": _fill(_SGD, _SGD_OK, check_shape="pass"),
+        "acepta lr negativo": _fill(_SGD, _SGD_OK, check_lr="pass"),
+    },
+    "answer_labels": {
+        "enmascara un token de menos (desplazamiento mal entendido)": _fill(
+            _LABELS, _LABELS_OK, labels="[-100] * (len(prompt) - 1) + ids[len(prompt) - 1:] if prompt else list(answer)"),
+        "enmascara un token de más": _fill(_LABELS, _LABELS_OK, labels="[-100] * (len(prompt) + 1) + answer[1:]"),
+        "entrena también la pregunta": _fill(_LABELS, _LABELS_OK, labels="list(ids)"),
+        "decide el relleno por el valor del token": _fill(
+            _LABELS, _LABELS_OK, labels="[-100] * len(prompt) + [-100 if i == pad_id else i for i in answer]"),
+        "rellena labels con pad_id": _fill(_LABELS, _LABELS_OK, pad_label="[int(pad_id)]"),
+        "recorta en vez de lanzar ValueError": _fill(
+            _LABELS, _LABELS_OK, check_fit="ids, labels = ids[:max_len], labels[:max_len]"),
+        "no lanza ValueError con la respuesta vacía": _fill(_LABELS, _LABELS_OK, check_empty="pass"),
+        "deja los np.int64 tal cual": _fill(_LABELS, _LABELS_OK, prompt="list(prompt_ids)"),
+        "devuelve una lista en vez de una tupla": _fill(_LABELS, _LABELS_OK, ret="[ids, labels]"),
+        "devuelve arrays de NumPy": _fill(_LABELS, _LABELS_OK, ret="np.array(ids), np.array(labels)"),
+        "ignora max_len": _fill(_LABELS, _LABELS_OK, check_fit="max_len = len(ids)"),
     },
     "lora_param_count": {
         "r·d_out·d_in": """
