@@ -2,7 +2,8 @@
 
 ``check_int`` / ``check_float`` / ``check_choice`` raise ``TypeError`` for a value of the wrong type and
 ``ValueError`` for one out of range (the model, its caches, LoRA); ``int_at_least`` raises ``ValueError`` for
-both and returns the value as an int (the cost formulas, which take numbers from tables and notebooks).
+both and returns the value as an int (the cost formulas, which take numbers from tables and notebooks);
+``lookup_name`` finds a table entry by a case-insensitive name or alias.
 """
 
 from __future__ import annotations
@@ -46,3 +47,18 @@ def real_number(value, name: str, *, positive: bool = False) -> float:
     if value < 0 or (positive and value == 0):
         raise ValueError(f"{name} must be {'> 0' if positive else '>= 0'}, got {value!r}")
     return float(value)
+
+
+def lookup_name(table: dict, value, name: str, aliases: dict[str, str] | None = None, example: str = ""):
+    """``table[key]`` for ``value`` read case-insensitively (through ``aliases`` first).
+
+    ``TypeError`` if ``value`` is not a string, ``ValueError`` listing the valid names if it is not in the table.
+    """
+    if not isinstance(value, str):
+        hint = f" such as {example!r}" if example else ""
+        raise TypeError(f"{name} must be a string{hint}, got {type(value).__name__}")
+    key = value.strip().lower()
+    key = (aliases or {}).get(key, key)
+    if key not in table:
+        raise ValueError(f"unknown {name} {value!r}; valid names: {', '.join(table)}")
+    return table[key]

@@ -26,7 +26,7 @@ from llmlab.cost import (
     ttft_s,
     weight_bytes,
 )
-from llmlab.cost.fit import evaluate
+from llmlab.cost.fit import score_efficiency
 from llmlab.cost.measured import LLAMA2_NVIDIA, LLAMA3_NVIDIA
 
 SYNTH = Hardware("synthetic", memory_gb=80, bandwidth_gb_s=1000, fp16_tflops=100)  # syllabus E7.12
@@ -142,18 +142,18 @@ def test_generation_adds_ttft_and_growing_decode_steps():
 
 
 def test_default_efficiency_reproduces_the_fitted_table():
-    report = evaluate(LLAMA2_NVIDIA, DEFAULT_EFFICIENCY)
+    report = score_efficiency(LLAMA2_NVIDIA, DEFAULT_EFFICIENCY)
     assert report["decode"]["n"] == 15 and report["prefill"]["n"] == 12
     assert report["decode"]["mape"] < 8.0 and abs(report["decode"]["worst_pct"]) < 25
     assert report["prefill"]["mape"] < 35.0
     assert 0.9 < report["decode"]["geo_mean_ratio"] < 1.1
     # without the efficiency factors the roofline over-predicts batch-1 decode a lot
-    ideal = evaluate(LLAMA2_NVIDIA, Efficiency(accumulate="fp16"))
+    ideal = score_efficiency(LLAMA2_NVIDIA, Efficiency(accumulate="fp16"))
     assert ideal["decode"]["geo_mean_ratio"] > 1.5
 
 
 def test_default_efficiency_transfers_to_the_llama3_decode_table():
-    report = evaluate(LLAMA3_NVIDIA, DEFAULT_EFFICIENCY)
+    report = score_efficiency(LLAMA3_NVIDIA, DEFAULT_EFFICIENCY)
     assert report["decode"]["mape"] < 15.0
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from numbers import Integral, Real
 
+from ..arguments import lookup_name
 from .footprint import kv_cache_values, memory_needed, weight_bytes
 from .formats import WEIGHT_FORMATS
 
@@ -136,13 +137,7 @@ _DTYPE_ALIASES = {
 
 
 def _bytes_per_param(dtype: str) -> float:
-    if not isinstance(dtype, str):
-        raise TypeError(f"dtype must be a string such as 'fp16', got {type(dtype).__name__}")
-    key = dtype.strip().lower()
-    key = _DTYPE_ALIASES.get(key, key)
-    if key not in BYTES_PER_PARAM:
-        raise ValueError(f"unknown dtype {dtype!r}; valid names: {', '.join(BYTES_PER_PARAM)}")
-    return BYTES_PER_PARAM[key]
+    return lookup_name(BYTES_PER_PARAM, dtype, "dtype", _DTYPE_ALIASES, example="fp16")
 
 
 def weight_memory(n_params: float, dtype: str = "fp16") -> tuple[float, float]:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..arguments import lookup_name
+
 __all__ = ["WeightFormat", "WEIGHT_FORMATS", "get_weight_format"]
 
 
@@ -103,10 +105,4 @@ def get_weight_format(fmt: str | WeightFormat) -> WeightFormat:
     """Look up a format by name (case-insensitive; a few aliases such as ``"float16"`` work)."""
     if isinstance(fmt, WeightFormat):
         return fmt
-    if not isinstance(fmt, str):
-        raise TypeError(f"weight_format must be a name or a WeightFormat, got {type(fmt).__name__}")
-    key = fmt.strip().lower()
-    key = _ALIASES.get(key, key)
-    if key not in WEIGHT_FORMATS:
-        raise ValueError(f"unknown weight format {fmt!r}; valid names: {', '.join(WEIGHT_FORMATS)}")
-    return WEIGHT_FORMATS[key]
+    return lookup_name(WEIGHT_FORMATS, fmt, "weight format", _ALIASES, example="q4_0")
