@@ -234,8 +234,13 @@ def _refuse(path, key: str, why: str):
     raise ValueError(f"{path}: {key} {why}; llmlab cannot represent this model faithfully")
 
 
-def read_config(info: GGUFInfo) -> ModelConfig:
-    """The ``ModelConfig`` that the ``llama.*`` keys describe; refuses what llmlab cannot represent."""
+def read_config(info: GGUFInfo, max_seq_len: int | None = None) -> ModelConfig:
+    """The ``ModelConfig`` that the ``llama.*`` keys describe; refuses what llmlab cannot represent.
+
+    ``max_seq_len`` uses only the first positions of the file's context (``llama.context_length``):
+    the weights and the logits are the same, and a KV cache sized for the whole context is not
+    allocated (8192 positions of SmolLM2 in a 32-sequence serving cache would be 12 GB).
+    """
     md, path = info.metadata, info.path
 
     def need(key):
@@ -274,6 +279,11 @@ def read_config(info: GGUFInfo) -> ModelConfig:
     vocab = int(md.get("llama.vocab_size", embd.shape[0]))
     if embd.shape != (vocab, d_model):
         _refuse(path, "llama.vocab_size", f"and llama.embedding_length say ({vocab}, {d_model}) but token_embd.weight is {embd.shape}")
+    context = int(need("llama.context_length"))
+    if max_seq_len is not None:
+        if isinstance(max_seq_len, bool) or not isinstance(max_seq_len, int) or not 1 <= max_seq_len <= context:
+            raise ValueError(f"max_seq_len must be an int in [1, {context}] (llama.context_length of {path}), got {max_seq_len!r}")
+        context = max_seq_len
     return ModelConfig.llama_style(
         vocab_size=vocab,
         n_layers=int(need("llama.block_count")),
@@ -281,7 +291,7 @@ def read_config(info: GGUFInfo) -> ModelConfig:
         n_heads=n_heads,
         n_kv_heads=n_kv,
         d_ff=int(need("llama.feed_forward_length")),
-        max_seq_len=int(need("llama.context_length")),
+        max_seq_len=context,
         head_dim=head_dim,
         norm_eps=_float32_value(md.get("llama.attention.layer_norm_rms_epsilon", 1e-5)),
         rope_theta=_float32_value(md.get("llama.rope.freq_base", 10000.0)),
@@ -346,12 +356,15 @@ def dequantize_tensor(info: TensorInfo, data: np.ndarray) -> np.ndarray:
     return array.reshape(info.shape)
 
 
-def read_gguf(path: str | os.PathLike, *, dtype: torch.dtype = torch.float32):
-    """``(model, tokenizer, info)`` from a GGUF file of the Llama family; the model is in eval mode."""
+def read_gguf(path: str | os.PathLike, *, dtype: torch.dtype = torch.float32, max_seq_len: int | None = None):
+    """``(model, tokenizer, info)`` from a GGUF file of the Llama family; the model is in eval mode.
+
+    ``max_seq_len``: see :func:`read_config` (default: the file's whole context).
+    """
     from .gguf_tokenizer import GGUFTokenizer
 
     info, arrays = _open(path)
-    config = read_config(info)
+    config = read_config(info, max_seq_len)
     tokenizer = GGUFTokenizer.from_metadata(info.metadata, where=str(info.path))
     if len(tokenizer) != config.vocab_size:
         _refuse(info.path, "tokenizer.ggml.tokens", f"has {len(tokenizer)} tokens but the model's vocabulary is {config.vocab_size}")

