@@ -351,3 +351,32 @@ def test_quantize_model_and_q8_0_re_export(ours, tmp_path):
     assert again.config == back.config
     tok2 = read_gguf(path)[1]
     assert tok2.encode(TEXTS[1]) == tok.encode(TEXTS[1])  # the re-exported tokenizer cuts text the same way
+
+
+@pytest.mark.slow
+def test_openai_server_serves_it(gguf_path, ours):
+    """`python -m llmlab serve --model smollm2-135m-instruct` (what `make serve MODEL=...` runs), on loopback."""
+    openai = pytest.importorskip("openai", reason="the server test talks to it with the official client (test extra)")
+    pytest.importorskip("fastapi", reason="the server needs fastapi and uvicorn (serve extra)")
+    from llmlab.serve import launch
+
+    _, tok = ours
+    server = launch(NAME, timeout_s=300)
+    try:
+        client = openai.OpenAI(base_url=server.url + "/v1", api_key="none")
+        answer = client.chat.completions.create(model=NAME, messages=[{"role": "user", "content": "What is the capital of France?"}],
+                                                temperature=0, max_tokens=20)
+        assert "Paris" in answer.choices[0].message.content
+        assert answer.choices[0].finish_reason == "stop"  # stopped at <|im_end|>, the template's end of turn
+        text = client.completions.create(model=NAME, prompt=PROMPT, temperature=0, max_tokens=8)
+        assert text.usage.prompt_tokens == len(tok.encode(PROMPT))  # no BOS is added: the file says so
+    finally:
+        server.stop()
+
+
+def test_cli_generate_chat(gguf_path, capsys):
+    from llmlab.__main__ import main
+
+    assert main(["generate", "What is the capital of France?", "--chat", "--model", NAME, "--temperature", "0",
+                 "--max-new-tokens", "12"]) == 0
+    assert "Paris" in capsys.readouterr().out

@@ -239,7 +239,7 @@ def create_app(engine: Engine, *, model_name: str, chat_style: str | None = None
 
     @app.post("/v1/chat/completions")
     async def chat_completions(body: ChatCompletionRequest):
-        from llmlab.chat import STOP_TOKENS, encode_chat
+        from llmlab.chat import encode_chat, stop_ids
 
         served.check_model(body.model)
         if served.chat_style is None:
@@ -253,7 +253,7 @@ def create_app(engine: Engine, *, model_name: str, chat_style: str | None = None
             raise APIError(400, f"messages: {err}", param="messages") from None
         requested = body.max_completion_tokens if body.max_completion_tokens is not None else body.max_tokens
         max_tokens = served.room_for(prompt_ids, requested, default=None)
-        stops = [] if body.ignore_eos else [served.tokenizer.special_tokens[t] for t in STOP_TOKENS[served.chat_style]]
+        stops = [] if body.ignore_eos else stop_ids(served.chat_style, served.tokenizer)
         params = to_sampling_params(body, max_tokens=max_tokens, stop_token_ids=stops, json_schema=body.json_schema())
         return await _run(body, prompt_ids, params, chat=True)
 
