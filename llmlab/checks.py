@@ -115,12 +115,44 @@ def _to_floats(x: Any) -> tuple[tuple[int, ...], list[float]]:
     return tuple(arr.shape), [float(v) for v in arr.reshape(-1).tolist()]
 
 
-def _fmt_number(v: float) -> str:
-    return f"{v:.10g}" if isinstance(v, float) else repr(v)
+# How many significant digits a value of each dtype can honestly show. A float32 result of a matrix product
+# differs in its last bits from one CPU (or thread count, or BLAS code path) to another, so printing it at ten
+# digits makes a stored message depend on the machine; six digits is what float32 guarantees (FLT_DIG).
+# float64 prints 10 digits, or up to 15 (what it guarantees) when a tight tolerance needs them.
+_DTYPE_DIGITS = {"float16": 3, "bfloat16": 2, "float32": 6, "float64": 15}
+_DEFAULT_DIGITS = 10
 
 
-def _short(x: Any, limit: int = 160) -> str:
-    """A compact, readable rendering of a value for messages (floats to 10 significant digits)."""
+def _dtype_digits(x: Any) -> int:
+    """Significant digits worth printing for ``x``: by its dtype when it has one (Python floats: float64)."""
+    name = str(getattr(x, "dtype", "float64")).replace("torch.", "")
+    return _DTYPE_DIGITS.get(name, _DTYPE_DIGITS["float64"])
+
+
+def _digits_for(value: float, tol: float | None, cap: int) -> int:
+    """Significant digits for ``value``: enough to show a difference of ``tol`` (so two values that fail a
+    comparison with that tolerance never print alike), never more than the dtype holds."""
+    if not tol or not _isfinite(value) or value == 0.0:
+        return min(cap, _DEFAULT_DIGITS)
+    # decimals that resolve tol, turned into significant digits at this value's magnitude
+    decimals = math.ceil(-math.log10(tol))
+    digits = math.floor(math.log10(_builtin_abs(value))) + 1 + decimals
+    return max(2, min(cap, digits))
+
+
+def _fmt_number(v: Any, tol: float | None = None, cap: int = _DTYPE_DIGITS["float64"]) -> str:
+    if isinstance(v, float):
+        return f"{v:.{_digits_for(v, tol, cap)}g}"
+    return repr(v)
+
+
+def _short(x: Any, limit: int = 160, *, tol: float | None = None) -> str:
+    """A compact, readable rendering of a value for messages.
+
+    Floats show no more significant digits than their dtype holds (float32: 6) and than a comparison with
+    tolerance ``tol`` needs (10 when there is none), so the text is the same on every machine.
+    """
+    cap = _dtype_digits(x)
     if hasattr(x, "detach") and hasattr(x, "cpu"):
         x = x.detach().cpu().numpy()
     if hasattr(x, "tolist"):
@@ -130,7 +162,7 @@ def _short(x: Any, limit: int = 160) -> str:
         if isinstance(v, (list, tuple)):
             inner = ", ".join(render(e) for e in v)
             return f"[{inner}]" if isinstance(v, list) else f"({inner}{',' if len(v) == 1 else ''})"
-        return _fmt_number(v) if isinstance(v, float) else repr(v)
+        return _fmt_number(v, tol, cap) if isinstance(v, float) else repr(v)
 
     text = render(x)
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -189,9 +221,10 @@ def check_close(
             continue
         if not (_isfinite(x) and _isfinite(y)) or _builtin_abs(x - y) > atol + rtol * _builtin_abs(y):
             where = "" if a_shape == () else f" (posición {i} de {len(a)})"
+            tol = atol + rtol * _builtin_abs(y)  # the failing element's tolerance sets the printed precision
             _fail(
                 what,
-                f"se esperaba {_short(expected)} y se obtuvo {_short(actual)}{where}; "
+                f"se esperaba {_short(expected, tol=tol)} y se obtuvo {_short(actual, tol=tol)}{where}; "
                 f"tolerancia {atol:g}",
                 hint,
             )

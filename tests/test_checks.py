@@ -248,3 +248,43 @@ def test_checked_call_lets_generators_and_modifiable_arguments_change():
     assert cache == [1.0]  # the very object was filled
     with pytest.raises(AssertionError, match="`cache`"):
         checks.checked_call(fill, [], 1.0)  # without modifiable(...) it is an in-place change
+
+
+# --- numbers in messages: as many digits as the dtype and the tolerance support ---------------------------
+
+def _message(actual, expected, **kw):
+    with pytest.raises(AssertionError) as info:
+        check_close(actual, expected, **kw)
+    return str(info.value)
+
+
+def test_float32_values_print_at_six_digits_so_last_bit_rounding_never_shows():
+    torch = pytest.importorskip("torch")
+    # two float32 results of the same product on two CPUs (the case that broke lab 06 on another machine)
+    here, there = np.float32(0.1997449845), np.float32(0.1997449547)
+    expected = torch.tensor([0.25, 0.5])
+    a = _message(torch.tensor([here, np.float32(0.3)]), expected, atol=1e-6)
+    b = _message(torch.tensor([there, np.float32(0.3)]), expected, atol=1e-6)
+    assert a == b and "0.199745" in a and "0.1997449" not in a
+
+
+def test_float64_values_keep_the_digits_the_tolerance_needs():
+    msg = _message(0.5008308497, 0.3191826969, atol=1e-3)
+    assert "se esperaba 0.319 y se obtuvo 0.501" in msg  # 3 decimals resolve a tolerance of 1e-3
+    msg = _message([1.0, 0.01999866669], [1.0, 0.0299955002], atol=1e-6)
+    assert "se esperaba [1, 0.029996] y se obtuvo [1, 0.019999]" in msg  # 6 decimals for 1e-6
+    assert "1.6e-28" in _message([1.603810891e-28], [0.000335], atol=1e-6)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_values_that_fail_a_comparison_never_print_alike(seed):
+    rng = np.random.default_rng(seed)
+    for _ in range(2000):
+        atol = 10.0 ** rng.integers(-9, 1)
+        rtol = float(rng.choice([0.0, 1e-3, 1e-2]))
+        y = float(rng.normal() * 10.0 ** rng.integers(-3, 4))
+        x = y + float(rng.choice([-1, 1])) * (atol + rtol * abs(y)) * float(rng.uniform(1.0001, 3.0))
+        msg = _message(x, y, atol=atol, rtol=rtol)
+        shown = msg.split("se esperaba ", 1)[1].split(";", 1)[0]
+        expected_text, actual_text = shown.split(" y se obtuvo ")
+        assert expected_text != actual_text, (x, y, atol, rtol, msg)

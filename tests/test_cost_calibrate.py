@@ -103,3 +103,29 @@ def test_evaluate_and_measurement_validation():
     with pytest.raises(ValueError):
         fit_efficiency([m for m in LLAMA2_NVIDIA if m.kind == "decode"])
     assert isinstance(DEFAULT_EFFICIENCY, Efficiency) and "serving-facts" in DEFAULT_EFFICIENCY.provenance
+
+
+def test_time_it_takes_a_clock_and_cpu_time_counts_only_this_process():
+    import time
+
+    ticks = iter(range(100))
+    assert time_it(lambda: None, repeats=3, warmup=0, clock=lambda: next(ticks)) == 1
+    assert time_it(lambda: time.sleep(0.02), repeats=1, warmup=0, clock=time.process_time) < 0.015
+    with pytest.raises(TypeError):
+        time_it(lambda: None, clock=3)
+
+
+def test_transformers_speed_and_overhead_on_a_tiny_model():
+    pytest.importorskip("transformers")
+    from llmlab.convert_hf import to_hf
+    from llmlab.cost.calibrate import hf_layer_overhead_s, measure_hf_speed
+
+    cfg = model.ModelConfig.llama_style(vocab_size=64, d_model=32, n_layers=2, n_heads=4, max_seq_len=64)
+    hf = to_hf(model.Transformer(cfg))
+    speed = measure_hf_speed(hf, prompt_tokens=16, decode_tokens=4, repeats=1)
+    assert speed["prefill_tokens_per_s"] > 0 and speed["decode_tokens_per_s"] > 0
+    assert hf_layer_overhead_s(cfg, context=8, steps=4, repeats=1) > 0
+    with pytest.raises(ValueError):
+        measure_hf_speed(hf, prompt_tokens=60, decode_tokens=10)
+    with pytest.raises(TypeError):
+        measure_hf_speed(object())

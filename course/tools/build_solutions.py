@@ -41,7 +41,23 @@ def execute(nb, lab: str, timeout: int = 600):
     finally:
         os.environ.clear()
         os.environ.update(env_backup)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = coalesce_streams(cell.outputs)
     return nb
+
+
+def coalesce_streams(outputs: list) -> list:
+    """Merge consecutive stdout (or stderr) outputs: how a cell's prints are split depends on when the kernel
+    flushed them (a busy machine splits more), and the stored notebook should not."""
+    merged: list = []
+    for out in outputs:
+        if (out.get("output_type") == "stream" and merged and merged[-1].get("output_type") == "stream"
+                and merged[-1].get("name") == out.get("name")):
+            merged[-1]["text"] += out["text"]
+        else:
+            merged.append(out)
+    return merged
 
 
 def build(lab: str, run: bool = True) -> float:

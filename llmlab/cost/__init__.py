@@ -15,7 +15,31 @@ architectures, one idea per module:
 - ``serving``: chapter 07's serving budget, batching, shared capacity and cost per token.
 - ``simulate``: static vs continuous batching, contiguous vs paged KV, speculative decoding.
 - ``measured``, ``fit``, ``calibrate``: published measurements, fitting the efficiency factors,
-  and measuring this machine (lab 08).
+  and measuring this machine (lab 08; ``benchmarks/bench_cost_cpu.py`` for llmlab and transformers).
+- ``profiles``: the efficiency factors per **runtime and version** (llama.cpp by build era, Ollama =
+  its llama.cpp, vLLM, MLX, transformers) and hardware family, fitted on the published tables of
+  ``data/throughput.json``; every prediction carries its **band**, the profile's held-out error.
+  The default is the newest profile; the older ones stay for comparison.
+
+Held-out error of the profiles (median / 90th percentile of |predicted/measured - 1|, in %; from
+``python -m llmlab.cost.profiles``; LODO = leave one device out, LORO = leave one row out):
+
+=========================  ========  ==============  ==============  ==========================
+profile                    family    decode          prefill         validation
+=========================  ========  ==============  ==============  ==========================
+llama.cpp 2024-05 (new)    nvidia    2.6 / 9.1       10.9 / 16.2     LODO, 5 GeForce cards
+llama.cpp 2023-12          nvidia    5.3 / 16.5      23.5 / 96.2     LODO, 6 GPUs
+llama.cpp 2024-05 (new)    apple     17.8 / 41.4     9.1 / 13.5      LODO, M1 Max/M2 Ultra/M3 Max
+llama.cpp 2023-12          apple     3.7 / 6.8       12.3 / 17.2     LODO, M2 Ultra/M3 Max
+mlx 2024-12                apple     0.3 / 0.4       10.1 / 10.5     LORO, one machine, one model
+transformers 2024-01       nvidia    27.1 / 33.2     (no data)       LORO, one A100
+vllm 2024-01               nvidia    (no band)       (no data)       one row
+=========================  ========  ==============  ==============  ==========================
+
+Check table set aside (llama.cpp PR #4766, January 2024, RTX 3090/4090, never fitted on): the
+2024-05 profile predicts it with median 6.4 % (decode) and 8.0 % (prefill); the 2023-12 one with
+4.4 % and 33.3 %. The 2024-05 CUDA profile saw only GeForce cards: on data-centre GPUs (A100,
+H100) its prefill is an extrapolation its band does not cover.
 
 Units everywhere: bytes; ``GB = 1e9``, ``GiB = 2**30``; seconds; tokens/s.
 """
@@ -78,6 +102,8 @@ from .simulate import (
     vllm_block_bytes,
     vllm_num_blocks,
 )
+from . import profiles
+from .profiles import Prediction, Profile, get_profile, predict_request, predict_speed, software_change
 from .spec import SLIDING_CONVENTIONS, SUPPORTED_MODEL_TYPES, ModelSpec
 from .speed import (
     DEFAULT_EFFICIENCY,
@@ -113,6 +139,8 @@ __all__ = [
     "Efficiency", "IDEAL", "DEFAULT_EFFICIENCY", "StepTime", "arithmetic_intensity", "roofline_time",
     "attainable_tflops", "expected_experts_touched", "decode_step", "decode_tokens_per_s", "prefill",
     "prefill_time_s", "prefill_tokens_per_s", "ttft_s", "generation",
+    # runtime profiles (runtime, version, hardware family) with their held-out bands
+    "profiles", "Profile", "Prediction", "get_profile", "predict_speed", "predict_request", "software_change",
     # serving
     "kv_bytes", "kv_bytes_per_token", "kv_mib_per_token", "kv_gib_for_context", "weight_memory_gb",
     "serving_memory_gb", "max_concurrent_sequences", "total_latency_s", "shared_latency_s",

@@ -21,7 +21,7 @@ on published llama.cpp measurements (serving-facts §2b); see its ``provenance``
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ._checks import int_at_least
 from .formats import WeightFormat, get_weight_format
@@ -65,6 +65,9 @@ class Efficiency:
     ``prefill_dequant``: quantised weights are expanded to an fp16 copy before the prefill GEMMs
     (writing and re-reading 2 bytes per weight per chunk), as llama.cpp's cuBLAS path does; only on
     ``kind == "gpu"`` (Metal and CPU kernels dequantise inside the matmul).
+    ``quant_compute``: multiplier of the compute efficiency for prefill matmuls on quantised
+    weights that the kernel dequantises itself (Metal, CPU: no fp16 copy): unpacking costs ALU
+    time, so such GEMMs run slower than fp16 ones (1.0: as fast).
     ``ubatch``: prompt tokens per prefill chunk (each chunk reads the weights once).
     ``prefill_logits``: ``"last"`` if the runtime computes the output head only for the last prompt
     token (generation runtimes), ``"all"`` if for every position (a plain ``model(ids)`` call).
@@ -77,13 +80,14 @@ class Efficiency:
     layer_overhead_s: float | None = None
     accumulate: str = "fp32"
     prefill_dequant: bool = False
+    quant_compute: float = 1.0
     ubatch: int = 512
     prefill_logits: str = "last"
     name: str = "ideal roofline"
     provenance: str = ""
 
     def __post_init__(self):
-        for attr in ("bandwidth", "compute", "compute_simd"):
+        for attr in ("bandwidth", "compute", "compute_simd", "quant_compute"):
             v = getattr(self, attr)
             if attr == "compute_simd" and v is None:
                 continue
@@ -318,6 +322,10 @@ def prefill(
     kv = _kv_bytes(spec, kv_bytes_per_value, fmt)
     dequant = efficiency.dequant_on(hardware) and fmt.matrix_bits < 16
     gemm_fmt = get_weight_format("fp16") if dequant else fmt
+    if fmt.matrix_bits < 16 and not dequant and efficiency.quant_compute != 1.0:
+        q = efficiency.quant_compute  # in-kernel dequantisation slows the GEMMs
+        simd = None if efficiency.compute_simd is None else min(1.5, efficiency.compute_simd * q)
+        efficiency = replace(efficiency, compute=min(1.5, efficiency.compute * q), compute_simd=simd)
     total = None
     done = 0
     while done < n_tokens:

@@ -1163,8 +1163,9 @@ with hidden("openness_category y choose_adaptation: todas las combinaciones y to
 # %%
 detecta = show_caught  # ejecuta una comprobación que DEBE fallar y enseña cómo falla
 torch.manual_seed(SEMILLA)
-base_e = nn.Linear(8, 6)
-x_e = torch.randn(4, 8)
+# en float64: los números que imprime el mensaje salen iguales en cualquier CPU (en float32 bailan las últimas cifras)
+base_e = nn.Linear(8, 6, dtype=torch.float64)
+x_e = torch.randn(4, 8, dtype=torch.float64)
 
 # 1. Iniciar B al azar: en el paso 0 el modelo ya no es la base.
 capa_ruido = lora.LoRALinear(copy.deepcopy(base_e), r=2, alpha=4)

@@ -581,7 +581,84 @@ print(f"intensidad del decode: {paso_dec.arithmetic_intensity:.2f} FLOP/B · del
 # El *decode* de lote 1 queda muy a la izquierda del codo en todos los dispositivos: mejorar el cómputo no lo
 # acelera, reducir bytes (cuantizar, GQA) o **juntar peticiones** sí. Con un lote de `B` secuencias, cada lectura
 # de los pesos sirve para `B` tokens y la intensidad se multiplica por `B`: eso es lo que explota un servidor.
+
+# %% [markdown]
+# ### Elegir GPU: la predicción, su banda y el programa que la ejecuta
 #
+# Con los factores de eficiencia, el *roofline* predice la velocidad de un modelo de verdad en un hardware que no
+# tenemos delante. Pero esa velocidad no la pone solo el chip: también el **programa** que ejecuta el modelo
+# (llama.cpp, vLLM, MLX, transformers) y su **versión**. `C.get_profile(runtime, version, hardware)` devuelve
+# los factores ajustados con tablas publicadas de ese programa en esa época (cada número con su fuente, fecha y
+# condiciones en `llmlab/data/throughput.json`), y `C.predict_speed` acompaña cada predicción de su **banda**:
+# el error que cometió el perfil al predecir dispositivos que se quitaron del ajuste. Nueve de cada diez de esos
+# errores caben en la banda, así que la banda dice cuánto fiarse, no solo cuánto sale. Sin versión se usa el
+# perfil más reciente.
+#
+# El caso: servir Llama 3 8B cuantizado a 4 bits (Q4_K_M) con llama.cpp, una petición cada vez. Comparamos tres
+# GPU de NVIDIA y dos Mac con el perfil de diciembre de 2023 y con el de mayo de 2024 del mismo programa.
+
+# %%
+modelo_8b = C.get_model("llama-3-8b")
+CANDIDATAS = ["rtx-3070-8gb", "rtx-3090", "rtx-4090", "apple-m2-ultra", "apple-m3-max"]
+VERSIONES = ["2023-12", "2024-05"]
+prediccion = {(g, v, fase): C.predict_speed(modelo_8b, C.get_hardware(g), fase, "q4_k_m", runtime="llama.cpp", version=v)
+              for g in CANDIDATAS for v in VERSIONES for fase in ("decode", "prefill")}
+perfil = C.get_profile("llama.cpp", hardware="rtx-4090")
+print(f"perfil por defecto para NVIDIA: llama.cpp {perfil.version}, ajustado con {', '.join(perfil.fitted_on)}")
+for g in CANDIDATAS:
+    d, p = prediccion[(g, "2024-05", "decode")], prediccion[(g, "2024-05", "prefill")]
+    print(f"{g:15s} decode {d.tokens_per_s:4.0f} tok/s (banda {d.low:4.0f}-{d.high:4.0f})"
+          f" · prefill de 512 tokens {p.tokens_per_s:5.0f} tok/s (banda {p.low:5.0f}-{p.high:5.0f})")
+
+# %%
+fig, ejes = plt.subplots(1, 2, figsize=(10, 3.6))
+x = np.arange(len(CANDIDATAS))
+for eje, fase in zip(ejes, ("decode", "prefill")):
+    for k, v in enumerate(VERSIONES):
+        valores = np.array([prediccion[(g, v, fase)].tokens_per_s for g in CANDIDATAS])
+        bajos = np.array([prediccion[(g, v, fase)].low for g in CANDIDATAS])
+        altos = np.array([prediccion[(g, v, fase)].high for g in CANDIDATAS])
+        eje.bar(x + (k - 0.5) * 0.38, valores, width=0.38, label=f"llama.cpp {v}",
+                yerr=[valores - bajos, altos - valores], capsize=3)
+    eje.set_xticks(x, [g.replace("apple-", "") for g in CANDIDATAS], rotation=20, fontsize=8)
+    eje.set_ylabel("tokens/s (lote 1)")
+    eje.set_title(f"Llama 3 8B Q4_K_M: {fase}", fontsize=10)
+ejes[1].set_yscale("log")  # la banda del perfil de 2023 en prefill es enorme: escala logarítmica
+ejes[0].legend(fontsize=8)
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# Las barras son la predicción y los bigotes, su banda. Fíjate en dos cosas. La primera: en *prefill* el perfil de
+# 2023 tiene una banda inmensa, porque aquel llama.cpp aprovechaba de forma muy desigual los núcleos tensoriales de
+# cada GPU (en una H100 se quedaba muy por debajo de su pico) y el modelo no sabe predecir ese desorden; el de 2024
+# es más regular y su banda es estrecha. La segunda: el perfil de Apple de 2024 tiene una banda de *decode* ancha,
+# porque su tabla incluye un M1 Max que decodifica Q4_K_M mucho más despacio de lo que su ancho de banda
+# permitiría. La banda es el modelo diciendo «aquí sé menos»: úsala.
+#
+# ¿Cuánto cambió la respuesta el software? La celda siguiente divide, para cada dispositivo, la predicción de
+# 2024 entre la de 2023, y compara un Mac con una GPU en cada época.
+
+# %%
+for g in CANDIDATAS:
+    cambio = {fase: prediccion[(g, "2024-05", fase)].tokens_per_s / prediccion[(g, "2023-12", fase)].tokens_per_s
+              for fase in ("decode", "prefill")}
+    print(f"{g:15s} de 2023-12 a 2024-05: decode ×{cambio['decode']:.2f} · prefill ×{cambio['prefill']:.2f}")
+for v in VERSIONES:
+    mac, gpu = prediccion[("apple-m2-ultra", v, "prefill")], prediccion[("rtx-3090", v, "prefill")]
+    print(f"llama.cpp {v}: un prompt de 512 tokens va {gpu.tokens_per_s / mac.tokens_per_s:.1f} veces más rápido en "
+          f"la RTX 3090 que en el M2 Ultra")
+
+# %% [markdown]
+# El mismo chip, seis meses de software: el *decode* se mueve poco, menos de un 20 % (ya estaba pegado al muro de
+# la memoria), mientras que el *prefill* de las GPU de NVIDIA crece más de un 50 %, porque llama.cpp estrenó
+# núcleos de cálculo nuevos. En los Mac los dos bajan un poco; con la banda ancha del perfil de Apple de 2024,
+# esa bajada no es distinguible de cero. Y el cambio de NVIDIA mueve la decisión: con el software de 2023, para prompts largos un M2 Ultra rendía la mitad que una
+# RTX 3090; con el de 2024, poco más de un cuarto. Una predicción de coste que no dice con qué programa y con qué
+# versión se ha hecho no se puede comparar con otra. Y un aviso honesto: el perfil de 2024 para NVIDIA se ajustó
+# solo con tarjetas GeForce; en una A100 o una H100 su *prefill* es una extrapolación que su banda no cubre.
+
+# %% [markdown]
 # ## 4. La caché KV dentro de un motor de inferencia
 #
 # `llmlab.serve` es un motor de inferencia pequeño escrito para leerse (al estilo de vLLM): guarda la caché KV en

@@ -779,6 +779,10 @@ print("cumple el esquema: campos, orden, valores permitidos y longitudes")
 # fuente). La petición: los 12 000 tokens de entrada del capítulo (el prompt con la normativa pegada) y 300 de
 # salida, con Llama 3.1 8B en FP16. El precio por hora de la GPU es el parámetro `PRECIO_GPU_HORA`: un supuesto,
 # no un dato del catálogo.
+#
+# Los tiempos salen de `C.predict_request`, que usa el perfil más reciente de llama.cpp (los factores de
+# eficiencia ajustados con tablas publicadas de ese programa, ver lab 08) y da cada tiempo con su **banda**: el
+# intervalo donde cayeron nueve de cada diez medidas de dispositivos que el ajuste no vio.
 
 # %%
 spec = C.get_model("llama-3.1-8b")
@@ -787,15 +791,37 @@ print(f"{spec.name}: {spec.n_layers} capas, {spec.n_kv_heads} cabezas KV de {spe
       f"{fmt_num(spec.param_count() / 1e9, 2)} mil millones de parámetros")
 for gpu in ("h100-sxm", "rtx-4090"):
     hw = C.get_hardware(gpu)
-    tiempo = C.generation(spec, hw, n_entrada, n_salida)
+    tiempo = C.predict_request(spec, hw, n_entrada, n_salida, "fp16")  # llama.cpp, perfil más reciente
     memoria = C.fit_check(spec, hw, "fp16", context=n_entrada + n_salida)
     coste = tiempo["total_s"] * PRECIO_GPU_HORA / 3600
-    print(f"\n{hw.name}: TTFT {tiempo['ttft_s']:.2f} s, decode {tiempo['decode_s']:.2f} s, total {tiempo['total_s']:.2f} s "
+    (t_lo, t_hi), (d_lo, d_hi) = tiempo["ttft_band"], tiempo["decode_band"]
+    print(f"\n{hw.name} (llama.cpp {tiempo['profile'].version}): TTFT {tiempo['ttft_s']:.2f} s (banda {t_lo:.2f}-{t_hi:.2f}), "
+          f"decode {tiempo['decode_s']:.2f} s (banda {d_lo:.2f}-{d_hi:.2f}), total {tiempo['total_s']:.2f} s "
           f"({tiempo['decode_tokens_per_s']:.0f} tok/s)")
     print(f"  memoria: pesos {memoria.weights_gb:.2f} GB + KV {memoria.kv_gb:.2f} GB + margen {memoria.overhead_gb:.2f} GB "
           f"= {memoria.required_gb:.2f} GB de {memoria.usable_gb:.2f} GB utilizables → "
           f"{'cabe' if memoria.fits else 'NO cabe'}")
     print(f"  dinero, con la GPU entera para esta llamada a {PRECIO_GPU_HORA:.2f} $/h: {coste:.5f} $")
+
+# %% [markdown]
+# El perfil de 2024 se ajustó con tarjetas GeForce; en la H100 su *prefill* es una extrapolación, y la banda no
+# cubre ese riesgo. Lo que sí podemos medir es cuánto pesa el software: la misma petición en las mismas dos GPU,
+# con el llama.cpp de diciembre de 2023 y con el de mayo de 2024.
+
+# %%
+for gpu in ("h100-sxm", "rtx-4090"):
+    hw = C.get_hardware(gpu)
+    antes, despues = (C.predict_request(spec, hw, n_entrada, n_salida, "fp16", version=v) for v in ("2023-12", "2024-05"))
+    print(f"{hw.name}: TTFT {antes['ttft_s']:.2f} s (2023-12, banda hasta {antes['ttft_band'][1]:.2f}) → "
+          f"{despues['ttft_s']:.2f} s (2024-05, banda hasta {despues['ttft_band'][1]:.2f}); total "
+          f"{antes['total_s']:.2f} s → {despues['total_s']:.2f} s, "
+          f"{antes['total_s'] * PRECIO_GPU_HORA / 3600:.5f} $ → {despues['total_s'] * PRECIO_GPU_HORA / 3600:.5f} $")
+
+# %% [markdown]
+# Con un prompt de 12 000 tokens el primer token lo decide el *prefill*, y ahí el cambio de versión de llama.cpp
+# recorta el TTFT casi a la mitad en las dos GPU, mientras que los 300 tokens de salida cambian mucho menos. Y la banda
+# del perfil viejo es tan ancha que no permitía prometer un TTFT: aquel llama.cpp rendía de forma muy desigual de
+# una GPU a otra. Una cifra de coste vale lo que vale la versión del programa con que se midió.
 
 # %% [markdown]
 # Una llamada sola infrautiliza la GPU: el decode lee todos los pesos para producir un token. Por eso los

@@ -64,7 +64,16 @@ def kernel_env() -> dict[str, str]:
         # message (feedback.render). LLMLAB_TRACEBACK=short in the instructor's environment turns it off.
         "LLMLAB_TRACEBACK": os.environ.get("LLMLAB_TRACEBACK", "full"),
     }
+    # The numerical code paths of MKL and of torch's kernels follow the instructor's environment, so the suite can
+    # check that no grade depends on them (tests/test_numerics.py); threads stay at one for every submission.
+    for key in NUMERICS_VARIABLES:
+        if key in os.environ:
+            env[key] = os.environ[key]
     return env
+
+
+# Variables that choose a numerical code path without changing what the code computes (up to rounding).
+NUMERICS_VARIABLES = ("MKL_CBWR", "MKL_ENABLE_INSTRUCTIONS", "ATEN_CPU_CAPABILITY")
 
 
 def matplotlib_cache() -> Path:

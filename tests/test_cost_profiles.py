@@ -1,0 +1,198 @@
+"""Runtime profiles: published tables with their sources, fitted profiles, held-out validation.
+
+The held-out bounds asserted here are the ones documented in the llmlab.cost package docstring and
+the closing note of issue 31: the issue's goal (median held-out error <= 10 % decode, <= 20 % prefill)
+where a profile meets it, and the documented miss where it does not (Apple 2024-05 decode).
+"""
+
+from dataclasses import replace
+
+import pytest
+
+from llmlab.cost import get_hardware, get_model, prefill_tokens_per_s
+from llmlab.cost import profiles as P
+from llmlab.cost.catalog import load_hardware_catalog, load_model_catalog
+from llmlab.cost.formats import get_weight_format
+
+
+@pytest.fixture(scope="module")
+def report():
+    return P.validate()
+
+
+def test_every_table_names_its_source_date_build_and_conditions():
+    tables = P.load_tables()
+    assert len(tables) >= 5 and len({t.id for t in tables}) == len(tables)
+    models, devices = load_model_catalog(), load_hardware_catalog()
+    for t in tables:
+        for field in ("source", "date", "build", "conditions"):
+            assert getattr(t, field).strip(), f"{t.id}.{field}"
+        assert t.role in ("fit", "check") and t.family in ("nvidia", "apple")
+        for r in t.rows:
+            assert r.model in models and r.hardware in devices, (t.id, r)
+            assert P.family_of(devices[r.hardware]) == t.family, (t.id, r)
+            get_weight_format(r.weight_format)
+            assert r.tokens >= 128 and r.tokens_per_s > 0
+    assert any(t.role == "check" for t in tables), "a table must be set aside for checking only"
+
+
+def test_no_row_beats_the_ideal_memory_roofline():
+    """A transcription error (or a mislabelled run) would show up as faster than physics allows."""
+    from llmlab.cost import IDEAL, decode_tokens_per_s
+
+    for t in P.load_tables():
+        for r in t.rows:
+            if r.phase == "decode":
+                spec, hw = get_model(r.model), get_hardware(r.hardware)
+                ideal = decode_tokens_per_s(spec, hw, r.weight_format, context=0, efficiency=IDEAL)
+                assert r.tokens_per_s < ideal, (t.id, r)
+
+
+def test_stored_profiles_are_the_fit_of_the_tables(report):
+    stored = {p.key: p for p in P.profiles()}
+    assert set(stored) == set(report["profiles"])
+    for key, fresh in report["profiles"].items():
+        a, b = stored[key].efficiency, fresh["efficiency"]
+        assert a.bandwidth == pytest.approx(b.bandwidth, abs=0.003), key
+        assert a.compute_for(get_hardware("rtx-4090")) == pytest.approx(b.compute_for(get_hardware("rtx-4090")), abs=0.003)
+        assert a.compute_simd == pytest.approx(b.compute_simd, abs=0.003), key
+        assert a.quant_compute == pytest.approx(b.quant_compute, abs=0.003), key
+        assert a.layer_overhead_cycles == pytest.approx(b.layer_overhead_cycles, rel=0.02, abs=2000), key
+        for phase, band in fresh["bands"].items():
+            s = stored[key].bands[phase]
+            assert (s is None) == (band is None), (key, phase)
+            if band is not None:
+                assert s.median_pct == pytest.approx(band.median_pct, abs=0.3) and s.n == band.n
+
+
+# (runtime, version, family) -> documented leave-one-device-out median bound per phase (%).
+DOCUMENTED_LODO = {
+    ("llama.cpp", "2024-05", "nvidia"): {"decode": 10.0, "prefill": 20.0},  # goal met
+    ("llama.cpp", "2023-12", "apple"): {"decode": 10.0, "prefill": 20.0},  # goal met
+    ("llama.cpp", "2023-12", "nvidia"): {"decode": 10.0, "prefill": 30.0},  # prefill misses the goal
+    ("llama.cpp", "2024-05", "apple"): {"decode": 20.0, "prefill": 20.0},  # decode misses the goal
+}
+
+
+@pytest.mark.parametrize("key", sorted(DOCUMENTED_LODO))
+def test_held_out_errors_stay_within_the_documented_bounds(report, key):
+    p = report["profiles"][key]
+    assert p["method"] == "leave-one-device-out"
+    for phase, bound in DOCUMENTED_LODO[key].items():
+        s = p["heldout"][phase]
+        assert s["n"] >= 8, (key, phase)
+        assert s["median_pct"] <= bound, (key, phase, s)
+        # the band shipped with the profile is this held-out error
+        band = P.get_profile(key[0], key[1], key[2]).bands[phase]
+        assert band.median_pct == pytest.approx(s["median_pct"], abs=0.3)
+        assert band.p90_pct >= band.median_pct
+
+
+def test_the_check_table_is_predicted_within_the_goal_by_the_newest_profile(report):
+    checks = {(c["table"], c["profile"][1]): c for c in report["check"]}
+    new = checks[("pr4766-cuda-2024-01", "2024-05")]
+    assert new["decode"]["median_pct"] <= 10.0 and new["prefill"]["median_pct"] <= 20.0
+    old = checks[("pr4766-cuda-2024-01", "2023-12")]
+    assert old["prefill"]["median_pct"] > new["prefill"]["median_pct"]
+
+
+def test_two_years_of_software_move_prefill_far_more_than_decode(report):
+    """Leave one table out: the December 2023 profile on the May 2024 CUDA table."""
+    loto = {x["table"]: x for x in report["loto"]}
+    newer = loto["xd-llama3-cuda-2024-05"]
+    assert newer["prefill"]["median_pct"] > 30.0 > newer["decode"]["median_pct"]
+    assert {"xd-llama2-cuda-2023-12", "xd-llama2-metal-2023-12", "xd-llama3-metal-2024-05"} <= set(loto)
+
+
+def test_single_device_runtimes_say_what_they_could_not_validate(report):
+    vllm = report["profiles"][("vllm", "2024-01", "nvidia")]
+    assert "one device" in vllm["note"] and vllm["bands"]["decode"] is None
+    mlx = report["profiles"][("mlx", "2024-12", "apple")]
+    assert mlx["method"].startswith("leave-one-row-out") and mlx["efficiency"].bandwidth <= 1.0
+    hf = report["profiles"][("transformers", "2024-01", "nvidia")]
+    assert hf["bands"]["decode"] is not None and hf["bands"]["decode"].method.startswith("leave-one-row-out")
+    assert hf["bands"]["prefill"] is None
+
+
+def test_get_profile_defaults_to_the_newest_and_knows_ollama_and_mlx():
+    p = P.get_profile("llama.cpp", hardware=get_hardware("rtx-4090"))
+    assert p.version == "2024-05" and p.family == "nvidia"
+    assert P.get_profile("ollama", "2023-12", "apple") == P.get_profile("llama.cpp", "2023-12", "apple")
+    assert P.get_profile("llama.cpp", hardware="apple-m2-ultra").family == "apple"
+    mlx = P.get_profile("mlx", hardware="apple-m3-max")
+    assert mlx.version == "2024-12" and "one device" in mlx.provenance
+    with pytest.raises(ValueError, match="no mlx profile for nvidia"):
+        P.get_profile("mlx", hardware="rtx-4090")
+    with pytest.raises(ValueError, match="calibrate"):
+        P.get_profile("transformers", hardware="laptop-cpu-ddr5")
+    with pytest.raises(ValueError, match="unknown runtime"):
+        P.get_profile("tensorflow")
+    with pytest.raises(ValueError, match="versions"):
+        P.get_profile("llama.cpp", "2019-01", "nvidia")
+
+
+def test_a_prediction_carries_its_band():
+    spec, hw = get_model("llama-3-8b"), get_hardware("rtx-4090")
+    d = P.predict_speed(spec, hw, "decode", "q4_k_m", tokens=512)
+    assert d.band is not None and d.low < d.tokens_per_s < d.high
+    assert d.band.interval(d.tokens_per_s) == (d.low, d.high)
+    measured = 130.58  # xd-llama3-cuda-2024-05, in the fit: inside its own band
+    assert d.low <= measured <= d.high
+    v = P.predict_speed(spec, get_hardware("a100-80gb-sxm"), "decode", "fp16", runtime="vllm")
+    assert v.band is None and v.low is None and "no held-out" in str(v)
+    with pytest.raises(ValueError):
+        P.predict_speed(spec, hw, "train")
+    with pytest.raises(ValueError):
+        P.predict_speed(spec, hw, "decode", tokens=0)
+
+
+def test_software_change_on_the_same_gpu():
+    rows = P.software_change(get_model("llama-2-7b"), get_hardware("rtx-4090"), "f16")
+    assert [v for v, _, _ in rows] == ["2023-12", "2024-05"]
+    (_, d0, p0), (_, d1, p1) = rows
+    assert p1.tokens_per_s > 1.3 * p0.tokens_per_s  # prompt processing got much faster
+    assert abs(d1.tokens_per_s / d0.tokens_per_s - 1) < 0.15  # decode was already at the memory wall
+
+
+def test_fit_recovers_known_factors_from_synthetic_rows():
+    truth = replace(P._start("llama.cpp"), bandwidth=0.8, layer_overhead_cycles=150_000.0, compute=0.4)
+    rows = [r for r in P.load_tables()[0].rows if r.hardware in ("rtx-4090", "a100-80gb-pcie", "rtx-a6000")]
+    synthetic = [replace(r, tokens_per_s=P.predict_row(r, truth)) for r in rows]
+    fitted = P.fit_rows(synthetic, "nvidia", "llama.cpp")
+    assert fitted.bandwidth == pytest.approx(0.8, abs=0.01)
+    assert fitted.layer_overhead_cycles == pytest.approx(150_000, rel=0.03)
+    assert fitted.compute == pytest.approx(0.4, abs=0.01)
+
+
+def test_quant_compute_slows_only_in_kernel_quantised_prefill():
+    spec = get_model("llama-2-7b")
+    apple, nvidia = get_hardware("apple-m2-ultra"), get_hardware("rtx-4090")
+    metal = P.get_profile("llama.cpp", "2024-05", "apple").efficiency
+    assert metal.quant_compute < 1.0
+    q4 = prefill_tokens_per_s(spec, apple, 512, "q4_0", efficiency=metal)
+    f16 = prefill_tokens_per_s(spec, apple, 512, "f16", efficiency=metal)
+    assert q4 < f16
+    same = replace(metal, quant_compute=1.0)
+    assert prefill_tokens_per_s(spec, apple, 512, "q4_0", efficiency=same) == pytest.approx(
+        prefill_tokens_per_s(spec, apple, 512, "f16", efficiency=same), rel=0.02)
+    cuda = P.get_profile("llama.cpp", "2024-05", "nvidia").efficiency
+    assert prefill_tokens_per_s(spec, nvidia, 512, "f16", efficiency=replace(cuda, quant_compute=0.5)) == \
+        prefill_tokens_per_s(spec, nvidia, 512, "f16", efficiency=cuda)
+    with pytest.raises(ValueError):
+        replace(metal, quant_compute=0.0)
+
+
+def test_predict_request_gives_seconds_with_bands():
+    import llmlab.cost as C
+
+    spec, hw = get_model("llama-3.1-8b"), get_hardware("rtx-4090")
+    r = C.predict_request(spec, hw, 2000, 100, "f16")
+    g = C.generation(spec, hw, 2000, 100, "f16", efficiency=r["profile"].efficiency)
+    assert r["ttft_s"] == pytest.approx(g["ttft_s"]) and r["decode_s"] == pytest.approx(g["decode_s"])
+    lo, hi = r["ttft_band"]
+    assert lo < r["ttft_s"] < hi
+    assert r["total_band"][0] < r["total_s"] < r["total_band"][1]
+    e = r["profile"].bands["decode"].p90_pct / 100
+    assert r["decode_band"] == pytest.approx((r["decode_s"] * (1 - e), r["decode_s"] * (1 + e)))
+    v = C.predict_request(spec, get_hardware("a100-80gb-sxm"), 100, 10, "fp16", runtime="vllm")
+    assert v["decode_band"] is None and v["total_band"] is None
