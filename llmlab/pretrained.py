@@ -267,7 +267,8 @@ def _published_card(name: str) -> dict:
         "parameters": sum(t.n_weights for t in info.tensors),
         "chat_style": "template" if info.chat_template else None,
         "source": PUBLISHED[name].source,
-        "gguf": {"file": str(info.path), "types": info.types(), "bits_per_weight": info.bits_per_weight},
+        "gguf": {"file": str(info.path), "types": info.types(), "bits_per_weight": info.bits_per_weight,
+                 "languages": info.metadata.get("general.languages")},
     }
 
 
