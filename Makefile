@@ -3,7 +3,8 @@
 #   make grade     grade the demo class, each submission isolated (or SUBMITTED=dir [LABS="lab01-..."]);
 #                  CLUSTER=tcp://host:8786 grades on a Dask cluster, JOBS=n caps local parallelism, FRESH=1 re-grades all
 #   make grades    grades.csv and the report again from the gradebook (after grading answers by hand in formgrader)
-#   make test      the whole test suite
+#   make test      the test suite but its heaviest end-to-end cases (make test-fast: unit + parity layers,
+#                  a few minutes; make test-all: everything, as CI runs it)
 #   make release   regenerate labs/ (student notebooks) and the demo class from solutions/; a notebook in labs/
 #                  that someone changed is kept unless FORCE=1 (then a copy is kept next to it)
 #   make solutions rebuild and execute solutions/*/*.ipynb from their .py sources
@@ -12,7 +13,8 @@
 #   make site      the course website in build/site/ (labs to read, chapters, library, benchmarks)
 #   make wheel     llmlab's wheel (with its data) in build/wheel/
 #   make dist      the versioned instructor bundle dist/llmlab-curso-<version>.zip (see CHANGELOG.md)
-#   make model     retrain the tiny models shipped in llmlab/data/models/
+#   make model     retrain the tiny models shipped in llmlab/data/models/ (make corpus: the generated corpus;
+#                  make adapters: the shipped LoRA adapters; all three in course/tools/makedata)
 #   make bench     run the benchmarks (quick mode)
 #   make serve     serve a model with an OpenAI-compatible API (MODEL=es-chat HOST=127.0.0.1 PORT=8000;
 #                  MODEL=smollm2-135m-instruct serves the real published model)
@@ -35,7 +37,7 @@ export TRANSFORMERS_OFFLINE := 1
 export PYTHONHASHSEED := 0
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: all grade grades test release solutions execute lab site wheel dist model bench serve clean distclean venv sysdeps
+.PHONY: all grade grades test test-fast test-all release solutions execute lab site wheel dist corpus model adapters bench serve clean distclean venv sysdeps
 
 all: test
 
@@ -72,8 +74,18 @@ grade: $(VENV)/.installed sysdeps
 grades: $(VENV)/.installed
 	$(PY) $(TOOLS)/grade.py --export-only $(if $(SUBMITTED),--submitted "$(SUBMITTED)") $(if $(LABS),--labs $(LABS))
 
+# The test layers (conftest.py): unit, parity, labs, grading, e2e; each runs alone with `pytest -m <layer>`
+# (labs' notebooks only with $(NBVAL)). test-fast: unit + parity; test: all but the heaviest end-to-end cases
+# and the slow hostile ones; test-all (CI): everything.
+NBVAL := --nbval --nbval-current-env --nbval-sanitize-with course/nbval_sanitize.cfg --nbval-cell-timeout=600
+test-fast: $(VENV)/.installed
+	$(PY) -m pytest -m "(unit or parity) and not hostile" $(PYTEST_ARGS)
+
 test: $(VENV)/.installed sysdeps
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest $(NBVAL) -m "not hostile and not heavy" $(PYTEST_ARGS)
+
+test-all: $(VENV)/.installed sysdeps
+	$(PY) -m pytest $(NBVAL) -m "hostile or not hostile" $(PYTEST_ARGS)
 
 release: $(VENV)/.installed
 	$(PY) $(TOOLS)/build_solutions.py --stamp --check
@@ -100,8 +112,15 @@ wheel: $(VENV)/.installed
 dist: $(VENV)/.installed
 	$(PY) $(TOOLS)/dist.py
 
+# The machinery that makes llmlab/data/ lives in course/tools/makedata (not in the library, nor in its wheel).
+corpus: $(VENV)/.installed
+	$(PY) $(TOOLS)/makedata corpus
+
 model: $(VENV)/.installed
-	$(PY) -m llmlab.build_models
+	$(PY) $(TOOLS)/makedata models
+
+adapters: $(VENV)/.installed
+	$(PY) $(TOOLS)/makedata adapters
 
 bench: $(VENV)/.installed
 	@for b in benchmarks/*.py; do echo "== $$b =="; $(PY) $$b --quick || exit 1; done

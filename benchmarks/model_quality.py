@@ -8,7 +8,7 @@ For each model folder: perplexity and bits per byte of es-base and es-mini on th
 splits next to an add-k bigram trained with the folder's own tokenizer (bits per byte compare across tokenizers,
 perplexities only within one); the valid-word rate (hunspell es_ES) and repetition rate of 100 sampled continuations
 of 60 tokens; es-chat's answer perplexity on the chat validation split and the share of 50 held-out questions it
-answers on topic (`llmlab.quality`). Everything is seeded: the same folder gives the same numbers.
+answers on topic (`makedata.quality`). Everything is seeded: the same folder gives the same numbers.
 """
 
 from __future__ import annotations
@@ -17,12 +17,16 @@ import argparse
 import math
 import sys
 import time
+from pathlib import Path
 
 import torch
 
-from llmlab import corpus, pretrained, quality
-from llmlab.build_models import ngram_nll
+from llmlab import corpus, pretrained
 from llmlab.train import encode_documents, evaluate
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "course" / "tools"))  # the build's own measures
+from makedata import quality  # noqa: E402
+from makedata.models import ngram_nll  # noqa: E402
 
 
 def bits_per_byte(nll: float, tokens: int, n_bytes: int) -> float:
@@ -52,7 +56,7 @@ def measure(models_dir, *, samples: int, questions: int) -> dict:
     held_out = corpus.load_chat("validation")
     answers = quality.chat_answers(models["es-chat"], tok, quality.spread(held_out, questions))
     chat = {
-        "answer_ppl": quality.answer_perplexity(models["es-chat"], tok, held_out),
+        "answer_ppl": quality.chat_answer_perplexity(models["es-chat"], tok, held_out),
         "on_topic": sum(quality.on_topic(a["question"], a["answer"], a["reference"]) for a in answers) / len(answers),
         "reference_overlap": sum(quality.reference_overlap(a["answer"], a["reference"]) for a in answers) / len(answers),
     }

@@ -105,7 +105,7 @@ def _float_in(low: float, high: float | None, *, low_open: bool = False, what: s
     return parse
 
 
-_MODELS_DIR_HELP = "carpeta con otros modelos (p. ej. la salida de python -m llmlab.build_models --out CARPETA)"
+_MODELS_DIR_HELP = "carpeta con otros modelos (p. ej. la salida de python course/tools/makedata models --out CARPETA)"
 
 
 def _parser() -> _Parser:

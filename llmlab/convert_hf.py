@@ -41,7 +41,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from llmlab.model import ModelConfig, Transformer
+from llmlab.model_config import ModelConfig
+from llmlab.transformer import Transformer
 
 __all__ = [
     "config_from_hf",

@@ -39,7 +39,7 @@ __all__ = [
     "load_records",
     "load_text",
     "parse_corpus_file",
-    "split_of",
+    "document_split",
 ]
 
 SPLITS = ("train", "validation", "unseen")
@@ -113,7 +113,7 @@ def _hash(text: str) -> int:
     return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "big")
 
 
-def split_of(text: str) -> str:
+def document_split(text: str) -> str:
     """``"validation"`` or ``"train"`` for one document, by the hash rule (see the module doc)."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
@@ -121,7 +121,7 @@ def split_of(text: str) -> str:
 
 
 def _validation_mask(keys: list[str]) -> list[bool]:
-    mask = [split_of(k) == "validation" for k in keys]
+    mask = [document_split(k) == "validation" for k in keys]
     if not any(mask) and len(keys) >= 2:
         mask[min(range(len(keys)), key=lambda i: (_hash(keys[i]), keys[i]))] = True
     return mask

@@ -36,6 +36,7 @@ import torch
 import torch.nn.functional as F
 
 from .functional import log_softmax, softmax
+from .train import train
 
 __all__ = [
     "softmax_xent",
@@ -211,84 +212,33 @@ def sequence_logprob(model, input_ids: torch.Tensor, answer_mask: torch.Tensor) 
 # ----------------------------------------------------------------------------------------------
 
 
-def distill_train(
-    student,
-    teacher,
-    train_ids,
-    val_ids,
-    *,
-    steps: int,
-    T: float = 2.0,
-    lam: float = 0.5,
-    batch_size: int = 8,
-    seq_len: int = 128,
-    lr: float = 2e-3,
-    warmup: int = 20,
-    weight_decay: float = 0.1,
-    grad_clip: float | None = 1.0,
-    eval_every: int = 50,
-    eval_tokens: int | None = None,
-    seed: int = 0,
-    progress: bool = False,
-) -> dict:
+# What distill_train changes in train's defaults: a small student, a short run, no progress bar.
+DISTILL_DEFAULTS = {"batch_size": 8, "lr": 2e-3, "warmup": 20, "eval_every": 50, "progress": False}
+
+
+def distill_train(student, teacher, train_ids, val_ids, *, steps: int, T: float = 2.0, lam: float = 0.5,
+                  **options) -> dict:
     """Train ``student`` on a token stream with ``kd_loss`` against a frozen ``teacher`` (in place).
 
-    The loop of ``llmlab.train.train`` (same batches for the same ``seed``, AdamW, warm-up and
-    cosine decay, clipping) with the loss ``(1 - lam) CE + lam T^2 KL(teacher || student)``;
+    ``llmlab.train.train`` (same batches for the same ``seed``, AdamW, warm-up and cosine decay,
+    clipping) with its ``loss_fn`` set to ``(1 - lam) CE + lam T^2 KL(teacher || student)``;
     ``lam = 0`` is plain training on the hard labels, the fair baseline (same data, steps and
     seed). The validation loss is the plain cross-entropy (``llmlab.train.evaluate``), so runs
     with different ``lam`` are compared on the same scale. The weights of the best evaluation are
-    kept. Returns a history with ``train_loss`` (per step), ``eval_step``, ``val_loss``,
-    ``best_step``, ``best_val_loss``, ``seconds``.
+    kept. ``options`` go to ``train`` (``batch_size``, ``seq_len``, ``lr``, ``warmup``, ``weight_decay``,
+    ``grad_clip``, ``eval_every``, ``eval_tokens``, ``seed``, ``progress``), with the defaults of a small student:
+    ``DISTILL_DEFAULTS``. Returns ``train``'s history (``train_loss`` per step, ``eval_step``, ``val_loss``,
+    ``best_step``, ``best_val_loss``, ``seconds``, ...).
     """
-    import time
-
-    from torch import nn
-
-    from .train import _optimizer, _progress_bar, evaluate, get_batch, lr_at
-
     teacher.eval()
-    torch.manual_seed(seed)
-    batches = torch.Generator().manual_seed(seed)
-    optimizer = _optimizer(student, lr, weight_decay)
-    history = {"train_loss": [], "eval_step": [], "val_loss": [], "best_step": 0, "best_val_loss": float("inf"),
-               "seconds": 0.0}
-    best = None
-    start = time.perf_counter()
-    bar = _progress_bar(steps, progress, f"student (lam={lam:g})")
-    student.train()
-    try:
-        for step in range(steps):
-            rate = lr_at(step, lr=lr, warmup=warmup, steps=steps)
-            for group in optimizer.param_groups:
-                group["lr"] = rate
-            inputs, targets, _ = get_batch(train_ids, batch_size, seq_len, batches)
-            with torch.no_grad():
-                teacher_logits = teacher(inputs) if lam > 0 else None
-            student_logits = student(inputs)
-            if teacher_logits is None:  # lam = 0: the soft term is multiplied by 0, skip the teacher's cost
-                teacher_logits = student_logits.detach()
-            loss = kd_loss(student_logits, teacher_logits, targets, T=T, lam=lam)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            if grad_clip is not None:
-                nn.utils.clip_grad_norm_(student.parameters(), grad_clip)
-            optimizer.step()
-            history["train_loss"].append(loss.item())
-            bar.update(1)
-            if (step + 1) % eval_every == 0 or step + 1 == steps:
-                val = evaluate(student, val_ids, seq_len=seq_len, batch_size=batch_size, max_tokens=eval_tokens)
-                history["eval_step"].append(step + 1)
-                history["val_loss"].append(val)
-                if val < history["best_val_loss"]:
-                    history["best_val_loss"], history["best_step"] = val, step + 1
-                    best = {k: v.detach().clone() for k, v in student.state_dict().items()}
-                bar.set_postfix_str(f"val {val:.3f}")
-                student.train()
-    finally:
-        bar.close()
-    if best is not None:
-        student.load_state_dict(best)
-    student.eval()
-    history["seconds"] = time.perf_counter() - start
-    return history
+
+    def loss_fn(model, inputs, targets, mask):
+        with torch.no_grad():
+            teacher_logits = teacher(inputs) if lam > 0 else None
+        student_logits = model(inputs)
+        if teacher_logits is None:  # lam = 0: the soft term is multiplied by 0, skip the teacher's cost
+            teacher_logits = student_logits.detach()
+        return kd_loss(student_logits, teacher_logits, targets, T=T, lam=lam)
+
+    settings = {**DISTILL_DEFAULTS, "desc": f"student (lam={lam:g})", **options}
+    return train(student, train_ids, val_ids, steps=steps, loss_fn=loss_fn, **settings)

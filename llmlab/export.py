@@ -40,9 +40,9 @@ import torch
 from .model import ModelConfig, Transformer
 from .quant import ggml
 
-__all__ = ["WEIGHT_FORMATS", "to_gguf", "from_gguf", "gguf_tensor_names", "gpt2_byte_alphabet"]
+__all__ = ["GGUF_WEIGHT_TYPES", "to_gguf", "from_gguf", "gguf_tensor_names", "gpt2_byte_alphabet"]
 
-WEIGHT_FORMATS = ("f32", "f16", "q8_0", "q4_0")
+GGUF_WEIGHT_TYPES = ("f32", "f16", "q8_0", "q4_0")
 
 
 def _gguf():
@@ -137,8 +137,8 @@ def to_gguf(model: Transformer, tokenizer, path: str | os.PathLike, weight_forma
     """
     gguf = _gguf()
     config = _check_exportable(model)
-    if weight_format not in WEIGHT_FORMATS:
-        raise ValueError(f"weight_format must be one of {WEIGHT_FORMATS}, got {weight_format!r}")
+    if weight_format not in GGUF_WEIGHT_TYPES:
+        raise ValueError(f"weight_format must be one of {GGUF_WEIGHT_TYPES}, got {weight_format!r}")
     if len(tokenizer) != config.vocab_size:
         raise ValueError(f"the tokenizer has {len(tokenizer)} ids but the model's vocab_size is {config.vocab_size}")
     path = pathlib.Path(path)

@@ -37,6 +37,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from llmlab._arrays import as_float_array
+from llmlab.ffn import SwiGLU
 
 __all__ = [
     "router_probs",
@@ -316,8 +317,6 @@ def load_balancing_loss(router_logits, k: int, attention_mask: torch.Tensor | No
 
 
 def _swiglu(d_model: int, d_ff: int, bias: bool) -> nn.Module:
-    from llmlab.model import SwiGLU  # lazy: llmlab.model builds SparseMoE layers from this module
-
     return SwiGLU(d_model, d_ff, bias=bias)
 
 

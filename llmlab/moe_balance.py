@@ -37,7 +37,7 @@ import torch.nn.functional as F
 from llmlab.cost.calibrate import spec_from_llmlab
 from llmlab.model import ModelConfig, Transformer, count_parameters
 from llmlab.moe import SparseMoE, load_balancing_loss, load_stats, router_logits
-from llmlab.train import _optimizer, encode_documents, evaluate, get_batch, lr_at
+from llmlab.train import encode_documents, evaluate, get_batch, lr_at, make_optimizer
 
 __all__ = ["RUNS", "DEFAULTS", "model_configs", "run_experiment", "load_results", "RESULTS_FILE"]
 
@@ -75,7 +75,7 @@ def _train_one(name: str, config: ModelConfig, train_ids, val_ids, s: dict, prog
     model = Transformer(config)
     moe_layers = [m for m in model.modules() if isinstance(m, SparseMoE)]
     aux_coef = {"moe_aux": s["aux_coef"], "moe_aux_strong": s["aux_coef_strong"]}.get(name, 0.0)
-    optimizer = _optimizer(model, s["lr"], 0.1)
+    optimizer = make_optimizer(model, s["lr"], 0.1)
     batches = torch.Generator().manual_seed(s["seed"])  # same batches for every run
     history = {"step": [], "share": [], "train_loss": [], "aux_loss": []}
     window_loss, window_aux = [], []

@@ -1,7 +1,7 @@
 """The tiny Spanish language models that ship with llmlab, trained by the project itself.
 
 Nothing is downloaded: the weights live in ``llmlab/data/models/`` and are rebuilt from the
-course corpus by ``make model`` (``python -m llmlab.build_models``; the numbers of the last build
+course corpus by ``make model`` (``python course/tools/makedata models``; the numbers of the last build
 are in ``llmlab/data/models/REPORT.md``)::
 
     >>> import llmlab.pretrained as pretrained
@@ -73,6 +73,8 @@ __all__ = [
     "published",
     "published_file",
     "save_model",
+    "shipped_adapter",
+    "shipped_results",
     "verify",
     "write_checksums",
 ]
@@ -82,7 +84,7 @@ CHECKSUMS = "checksums.sha256"
 FORMAT_NAME = "llmlab-models"
 FORMAT_VERSION = 1
 DISK_DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32}
-_REBUILD_HINT = "reinstall llmlab, or rebuild the models with `make model` (python -m llmlab.build_models)"
+_REBUILD_HINT = "reinstall llmlab, or rebuild the models with `make model` (python course/tools/makedata models)"
 
 
 class ChecksumError(ValueError):
@@ -337,7 +339,7 @@ def load(
     The files are checked against ``checksums.sha256`` first (``verify_files=False`` skips it).
     Weights are stored as float16 and converted to ``dtype`` (float32 by default, the dtype the
     labs compute in). ``models_dir`` loads from another folder with the same layout (for example
-    the output of ``python -m llmlab.build_models --out DIR``).
+    the output of ``python course/tools/makedata models --out DIR``).
 
     A published model (:data:`PUBLISHED`, e.g. ``"smollm2-135m-instruct"``) is read from its
     installed package's GGUF file instead; its tokenizer is a :class:`llmlab.gguf_tokenizer.GGUFTokenizer`
@@ -426,7 +428,7 @@ def save_model(model: Transformer, path: str | os.PathLike, *, dtype: torch.dtyp
 
 def model_card(name: str, model: Transformer, *, description: str, chat_style: str | None = None,
                adapter: str | None = None, **extra) -> dict:
-    """The ``<name>.json`` content for a model (used by ``llmlab.build_models``).
+    """The ``<name>.json`` content for a model (used by ``makedata.models``).
 
     ``adapter``: the folder of a LoRA adapter on the card's ``parent``, shipped instead of weights.
     """
@@ -441,3 +443,41 @@ def model_card(name: str, model: Transformer, *, description: str, chat_style: s
         "chat_style": chat_style,
         **extra,
     }
+
+
+# ----------------------------------------------------------------------------------------------
+# The shipped adapters (llmlab/data/adapters/) and the measurements of their build (lab 06)
+# ----------------------------------------------------------------------------------------------
+
+
+def _adapters_dir() -> pathlib.Path:
+    return pathlib.Path(str(resources.files("llmlab") / "data" / "adapters"))
+
+
+def _verified_adapter_files(files: list[str]) -> dict[str, bytes]:
+    """The bytes of shipped adapter files, checked against ``llmlab/data/adapters/checksums.sha256``."""
+    try:
+        return verify(files, models_dir=_adapters_dir())
+    except (ChecksumError, FileNotFoundError) as err:
+        raise type(err)(f"{str(err).split('; ')[0]}; rebuild them with `python course/tools/makedata adapters`") from None
+
+
+def shipped_results() -> dict:
+    """The measurements of ``python course/tools/makedata adapters`` (``llmlab/data/adapters/results.json``), checksum verified."""
+    return json.loads(_verified_adapter_files(["results.json"])["results.json"].decode("utf-8"))
+
+
+def shipped_adapter(name: str = "es-base-chat-lora") -> pathlib.Path:
+    """The folder of an adapter shipped in ``llmlab/data/adapters/`` (``python course/tools/makedata adapters``), checksums verified.
+
+    Load it with ``llmlab.lora.load_adapter(base_model, shipped_adapter())``; the measurements of every
+    adaptation the build ran are in ``results.json`` and ``REPORT.md`` next to it.
+    """
+    folder = _adapters_dir()
+    if not isinstance(name, str) or not (folder / name).is_dir():
+        available = sorted(p.name for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
+        raise ValueError(f"no shipped adapter {name!r}; available: {available} (python course/tools/makedata adapters builds them)")
+    from . import lora  # lazy, as in _load_adapted: only adapted models need it
+
+    _verified_adapter_files([f"{name}/{lora.ADAPTER_CONFIG}", f"{name}/{lora.ADAPTER_WEIGHTS}"])
+    return folder / name

@@ -24,11 +24,13 @@ import math
 import sys
 import time
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from llmlab.arguments import check_int
 
 __all__ = [
     "build_sft_examples",
@@ -36,7 +38,11 @@ __all__ = [
     "evaluate",
     "get_batch",
     "lr_at",
+    "make_optimizer",
+    "masked_mean",
+    "progress_bar",
     "stream_rows",
+    "token_losses",
     "train",
 ]
 
@@ -44,14 +50,6 @@ __all__ = [
 # ----------------------------------------------------------------------------------------------
 # Argument checks
 # ----------------------------------------------------------------------------------------------
-
-
-def _check_int(name: str, value, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__} ({value!r})")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return value
 
 
 def _check_number(name: str, value, minimum: float = 0.0, allow_equal: bool = True) -> float:
@@ -127,8 +125,8 @@ def get_batch(
     says which targets count in the loss (``None``: all of them).
     """
     data = _as_ids("data", data)
-    _check_int("batch_size", batch_size)
-    _check_int("seq_len", seq_len)
+    check_int("batch_size", batch_size)
+    check_int("seq_len", seq_len)
     mask = _as_mask("loss_mask", loss_mask, data)
     if data.dim() == 1:
         if data.numel() < seq_len + 1:
@@ -155,8 +153,8 @@ def stream_rows(ids, n_rows: int, seq_len: int, *, seed: int = 0) -> torch.Tenso
     ids = _as_ids("ids", ids)
     if ids.dim() != 1:
         raise ValueError(f"ids must be a 1-D stream, got shape {tuple(ids.shape)}")
-    _check_int("n_rows", n_rows, minimum=0)
-    _check_int("seq_len", seq_len)
+    check_int("n_rows", n_rows, minimum=0)
+    check_int("seq_len", seq_len)
     if ids.numel() < seq_len + 1:
         raise ValueError(f"the stream has {ids.numel()} tokens, fewer than seq_len + 1 = {seq_len + 1}")
     starts = torch.randint(0, ids.numel() - seq_len, (n_rows,), generator=torch.Generator().manual_seed(seed))
@@ -181,7 +179,7 @@ def build_sft_examples(
     """
     from llmlab.chat import encode_chat  # lazy: the trainer itself does not need chat templates
 
-    _check_int("seq_len", seq_len)
+    check_int("seq_len", seq_len)
     pad = tokenizer.pad_id
     if pad is None:
         raise ValueError("the tokenizer has no <|pad|> token, needed to fill the rows")
@@ -216,13 +214,13 @@ def build_sft_examples(
 # ----------------------------------------------------------------------------------------------
 
 
-def _token_losses(model: nn.Module, inputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+def token_losses(model: nn.Module, inputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     """Cross-entropy of every target, ``[batch, seq]`` (nats)."""
     logits = model(inputs)
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), reduction="none").view_as(targets)
 
 
-def _masked_mean(losses: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+def masked_mean(losses: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
     if mask is None:
         return losses.mean()
     return (losses * mask).sum() / mask.sum().clamp(min=1.0)
@@ -251,10 +249,10 @@ def evaluate(
     mask = _as_mask("loss_mask", loss_mask, ids)
     if seq_len is None:
         seq_len = model.config.max_seq_len
-    _check_int("seq_len", seq_len)
-    _check_int("batch_size", batch_size)
+    check_int("seq_len", seq_len)
+    check_int("batch_size", batch_size)
     if max_tokens is not None:
-        _check_int("max_tokens", max_tokens, minimum=2)
+        check_int("max_tokens", max_tokens, minimum=2)
     if ids.dim() == 1:
         if max_tokens is not None:
             ids = ids[:max_tokens]
@@ -282,7 +280,7 @@ def evaluate(
         for group in by_length.values():
             for i in range(0, len(group), batch_size):
                 chunk = torch.stack([w for w, _ in group[i : i + batch_size]])
-                losses = _token_losses(model, chunk[:, :-1], chunk[:, 1:]).double()
+                losses = token_losses(model, chunk[:, :-1], chunk[:, 1:]).double()
                 if mask is None:
                     total += float(losses.sum())
                     count += losses.numel()
@@ -336,7 +334,8 @@ class _NoProgress(_PrintProgress):
         pass
 
 
-def _progress_bar(total: int, enabled: bool, desc: str):
+def progress_bar(total: int, enabled: bool, desc: str):
+    """A tqdm bar (or printed lines without tqdm, or nothing when not ``enabled``) with ``update`` / ``close``."""
     if not enabled:
         return _NoProgress(total)
     try:
@@ -351,7 +350,8 @@ def _progress_bar(total: int, enabled: bool, desc: str):
 # ----------------------------------------------------------------------------------------------
 
 
-def _optimizer(model: nn.Module, lr: float, weight_decay: float) -> torch.optim.AdamW:
+def make_optimizer(model: nn.Module, lr: float, weight_decay: float) -> torch.optim.AdamW:
+    """AdamW over the trainable parameters, ``weight_decay`` on the matrices only."""
     # Weight decay pulls weights towards 0; it is meant for the matrices, not for the gains of the
     # norms (pulling those to 0 would switch layers off).
     params = [p for p in model.parameters() if p.requires_grad]
@@ -383,6 +383,7 @@ def train(
     restore_best: bool = True,
     progress: bool = True,
     desc: str = "train",
+    loss_fn: Callable | None = None,
 ) -> dict:
     """Train ``model`` in place and return its history (a dict of plain lists and numbers).
 
@@ -395,6 +396,9 @@ def train(
       tokens of ``val_ids`` (``None``: all). With ``restore_best`` the weights of the best
       evaluation are put back at the end; ``patience`` stops after that many evaluations in a row
       without improvement (``None``: never stop early).
+    - ``loss_fn(model, inputs, targets, mask) -> loss`` replaces the training loss (default: the mean
+      cross-entropy of the next tokens over ``mask``); ``llmlab.distill.distill_train`` passes the
+      distillation loss. The validation loss stays the plain cross-entropy.
     - ``seed`` fixes the batches and dropout: the same call on the same machine (same torch
       version and number of threads) repeats the same run.
 
@@ -404,32 +408,34 @@ def train(
     """
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    if loss_fn is not None and not callable(loss_fn):
+        raise TypeError(f"loss_fn must be callable(model, inputs, targets, mask) -> loss, got {type(loss_fn).__name__}")
     train_ids = _as_ids("train_ids", train_ids)
     val_ids = _as_ids("val_ids", val_ids)
     train_mask = _as_mask("loss_mask", loss_mask, train_ids)
     val_mask = _as_mask("val_loss_mask", val_loss_mask, val_ids)
-    _check_int("steps", steps)
-    _check_int("batch_size", batch_size)
-    _check_int("seq_len", seq_len)
-    _check_int("warmup", warmup, minimum=0)
-    _check_int("eval_every", eval_every)
-    _check_int("seed", seed, minimum=0)
+    check_int("steps", steps)
+    check_int("batch_size", batch_size)
+    check_int("seq_len", seq_len)
+    check_int("warmup", warmup, minimum=0)
+    check_int("eval_every", eval_every)
+    check_int("seed", seed, minimum=0)
     _check_number("lr", lr, 0.0, allow_equal=False)
     _check_number("weight_decay", weight_decay)
     _check_number("min_lr_ratio", min_lr_ratio)
     if grad_clip is not None:
         _check_number("grad_clip", grad_clip, 0.0, allow_equal=False)
     if eval_tokens is not None:
-        _check_int("eval_tokens", eval_tokens, minimum=2)
+        check_int("eval_tokens", eval_tokens, minimum=2)
     if patience is not None:
-        _check_int("patience", patience)
+        check_int("patience", patience)
     max_len = getattr(getattr(model, "config", None), "max_seq_len", None)
     if max_len is not None and seq_len > max_len:
         raise ValueError(f"seq_len={seq_len} exceeds the model's max_seq_len={max_len}")
 
     torch.manual_seed(seed)  # dropout masks
     batches = torch.Generator().manual_seed(seed)  # which windows are read, independent of dropout
-    optimizer = _optimizer(model, lr, weight_decay)
+    optimizer = make_optimizer(model, lr, weight_decay)
 
     def validate() -> float:
         return evaluate(model, val_ids, seq_len=seq_len, batch_size=batch_size, loss_mask=val_mask, max_tokens=eval_tokens)
@@ -442,7 +448,7 @@ def train(
     best_state = None
     bad_evals = 0
     start = time.perf_counter()
-    bar = _progress_bar(steps, progress, desc)
+    bar = progress_bar(steps, progress, desc)
     model.train()
     try:
         for step in range(steps):
@@ -450,7 +456,10 @@ def train(
             for group in optimizer.param_groups:
                 group["lr"] = rate
             inputs, targets, mask = get_batch(train_ids, batch_size, seq_len, batches, train_mask)
-            loss = _masked_mean(_token_losses(model, inputs, targets), mask)
+            if loss_fn is None:
+                loss = masked_mean(token_losses(model, inputs, targets), mask)
+            else:
+                loss = loss_fn(model, inputs, targets, mask)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             if grad_clip is not None:

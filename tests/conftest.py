@@ -1,18 +1,7 @@
-"""Shared test setup: nothing may reach the network, and every test starts from the same seed."""
+"""Shared test setup: every test starts from the same seed (the environment and the layers: ../conftest.py)."""
 
-import os
-
-# Set before anything imports transformers / huggingface_hub.
-os.environ["HF_HUB_OFFLINE"] = "1"
-os.environ["TRANSFORMERS_OFFLINE"] = "1"
-# Kernels started by nbval and nbgrader inherit this environment: never export MPLBACKEND=Agg here,
-# or notebooks stop producing the plot outputs their stored versions have.
-os.environ.pop("MPLBACKEND", None)
-# Kernels (nbval) compute with one thread, as the notebooks were built: same numbers on any machine.
-os.environ["OMP_NUM_THREADS"] = "1"
-
-import pytest  # noqa: E402
-import torch  # noqa: E402
+import pytest
+import torch
 
 # One intra-op thread: the tests' tensors are tiny, and on a busy 2-core machine a second torch
 # thread only spins. Results do not depend on it (the tests compare with explicit tolerances).

@@ -18,9 +18,8 @@ import warnings
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "course" / "tools"))
 
-import labtools  # noqa: E402
+import labtools
 
 
 def _load_lab_module(folder: str, lab: str):

@@ -162,6 +162,7 @@ def test_preset_and_overrides(monkeypatch):
 
 
 @pytest.mark.slow
+@pytest.mark.e2e  # a real process: the end-to-end layer, not the unit tests of __main__
 def test_python_dash_m_llmlab_in_a_subprocess():
     env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
     done = subprocess.run(

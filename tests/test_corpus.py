@@ -14,7 +14,7 @@ from llmlab.corpus import (
     load_records,
     load_text,
     parse_corpus_file,
-    split_of,
+    document_split,
 )
 
 DATA = pathlib.Path(__file__).parent / "fixtures" / "data"
@@ -73,10 +73,10 @@ def test_fixture_split_invariants():
 
 def test_split_rule_is_fixed():
     # Pinned values: changing the rule would silently move documents between train and validation.
-    assert split_of("hola") == "train"
-    n = sum(split_of(f"documento {i}") == "validation" for i in range(2000))
+    assert document_split("hola") == "train"
+    n = sum(document_split(f"documento {i}") == "validation" for i in range(2000))
     assert 150 < n < 250  # about 10 %
-    assert [split_of(f"documento {i}") for i in range(12)].count("validation") == [
+    assert [document_split(f"documento {i}") for i in range(12)].count("validation") == [
         corpus._hash(f"documento {i}") % 10 == 0 for i in range(12)
     ].count(True)
 
@@ -145,7 +145,7 @@ def test_bad_arguments_and_missing_data(tmp_path):
     with pytest.raises(TypeError, match="separator"):
         load_text("train", separator=None, data_dir=DATA)
     with pytest.raises(TypeError, match="text must be a str"):
-        split_of(b"hola")
+        document_split(b"hola")
     with pytest.raises(FileNotFoundError, match="no corpus files"):
         load_documents("train", tmp_path)
     with pytest.raises(FileNotFoundError, match="no chat data"):

@@ -13,7 +13,6 @@ from llmlab.cost import (
     simulate_kv_allocation,
     simulate_speculative,
     speculative_speedup,
-    speculative_step,
     vllm_block_bytes,
     vllm_num_blocks,
 )
@@ -117,11 +116,3 @@ def test_speculative_monte_carlo_matches_formula():
     assert sim["mean_tokens_per_pass"] == pytest.approx(sim["expected"], abs=0.03)
     assert sum(sim["counts"]) == 20_000 and sim["counts"][0] == 0
     assert simulate_speculative(0.0, 3, 100)["mean_tokens_per_pass"] == pytest.approx(1.0, abs=1e-12)
-
-
-def test_speculative_step_greedy_verification():
-    assert speculative_step([5, 7, 9, 2], [5, 7, 1, 4, 8]) == [5, 7, 1]
-    assert speculative_step([5, 7, 9, 2], [5, 7, 9, 2, 8]) == [5, 7, 9, 2, 8]  # all accepted + bonus
-    assert speculative_step([3], [4, 6]) == [4]
-    with pytest.raises(ValueError):
-        speculative_step([1, 2], [1, 2])

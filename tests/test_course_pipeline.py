@@ -4,19 +4,17 @@ from __future__ import annotations
 
 import configparser
 import re
-import sys
 import tomllib
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "course" / "tools"))
 
-import build_solutions  # noqa: E402
-import demo_class  # noqa: E402
-import labtools  # noqa: E402
-import release  # noqa: E402
+import build_solutions
+import demo_class
+import labtools
+import release
 
 LABS = labtools.lab_names()
 

@@ -23,9 +23,8 @@ import pytest
 import hosted
 from labharness import REPO, labtools
 
-sys.path.insert(0, str(REPO / "course" / "tools"))
-import demo_class  # noqa: E402
-import dist  # noqa: E402
+import demo_class
+import dist
 
 pytestmark = pytest.mark.slow
 LABS = labtools.lab_names()

@@ -20,11 +20,10 @@ distributed = pytest.importorskip("distributed", reason="dask[distributed] is no
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed (make sysdeps)")]
 
-sys.path.insert(0, str(REPO / "course" / "tools"))
-from grading import gradebook  # noqa: E402
-from grading.executors import DaskExecutor  # noqa: E402
-from grading.pipeline import Course, grade_class  # noqa: E402
-from grading.sandbox import Limits  # noqa: E402
+from grading import gradebook
+from grading.executors import DaskExecutor
+from grading.pipeline import Course, grade_class
+from grading.sandbox import Limits
 
 LAB = labtools.lab_names()[0]
 STUDENTS = ["ana_correcta", "carla_parcial", "elena_trampa", "ines_parchea", "fede_roto"]

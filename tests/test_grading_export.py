@@ -39,7 +39,6 @@ def test_export_only_picks_up_manual_scores_without_regrading(tmp_path):
 
     # The instructor grades paula's written answer in formgrader: that writes manual_score in the gradebook.
     manual = _manual_cell(LAB)
-    sys.path.insert(0, str(REPO / "course" / "tools"))
     from grading.gradebook import open_gradebook
 
     with open_gradebook(root) as gb:
@@ -93,7 +92,6 @@ def test_export_only_without_a_gradebook_says_so(tmp_path):
 
 
 def test_spanish_counts():
-    sys.path.insert(0, str(REPO / "course" / "tools"))
     from grading.report import count
 
     assert count(1, "entrega corregida") == "1 entrega corregida"

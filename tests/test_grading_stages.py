@@ -11,11 +11,10 @@ import pytest
 
 from labharness import REPO, labtools
 
-sys.path.insert(0, str(REPO / "course" / "tools"))
-import demo_class  # noqa: E402
-from grading import feedback, guard, journal, kit, scan, stage, verify  # noqa: E402
-from grading.records import Result  # noqa: E402
-from grading.sandbox import Limits, Sandbox  # noqa: E402
+import demo_class
+from grading import feedback, guard, journal, kit, scan, stage, verify
+from grading.records import Result
+from grading.sandbox import Limits, Sandbox
 
 LAB = labtools.lab_names()[0]
 

@@ -1,6 +1,6 @@
 """The adapter and measurements shipped in llmlab/data/adapters/ belong to the shipped models.
 
-If these fail after the tiny models were rebuilt, run ``python -m llmlab.build_adapters`` again: the
+If these fail after the tiny models were rebuilt, run ``python course/tools/makedata adapters`` again: the
 adapter records the fingerprint of the base it was trained on.
 """
 
@@ -11,11 +11,11 @@ import pytest
 from llmlab import corpus, lora, pretrained
 from llmlab.train import build_sft_examples, evaluate
 
-REBUILD = "the shipped models changed since the adapters were built: run python -m llmlab.build_adapters"
+REBUILD = "the shipped models changed since the adapters were built: run python course/tools/makedata adapters"
 
 
 def test_results_are_verified_and_complete():
-    results = lora.shipped_results()
+    results = pretrained.shipped_results()
     assert not results["smoke"], "llmlab/data/adapters holds a --smoke build"
     for key in ("runs", "references", "shipped", "distill", "qlora", "card"):
         assert key in results
@@ -24,10 +24,10 @@ def test_results_are_verified_and_complete():
 
 
 def test_shipped_adapter_loads_on_the_shipped_base_with_the_measured_loss():
-    results = lora.shipped_results()
+    results = pretrained.shipped_results()
     base, tok = pretrained.load(results["base"])
     try:
-        model = lora.load_adapter(base, lora.shipped_adapter())
+        model = lora.load_adapter(base, pretrained.shipped_adapter())
     except ValueError as err:
         pytest.fail(f"{REBUILD} ({err})")
     rows, mask = build_sft_examples(corpus.load_chat("validation"), tok, seq_len=results["recipe"]["sft"]["seq_len"])
@@ -38,6 +38,6 @@ def test_shipped_adapter_loads_on_the_shipped_base_with_the_measured_loss():
 
 def test_shipped_adapter_is_refused_by_another_base():
     with pytest.raises(ValueError, match="another base"):
-        lora.load_adapter(pretrained.load("es-mini")[0], lora.shipped_adapter())
+        lora.load_adapter(pretrained.load("es-mini")[0], pretrained.shipped_adapter())
     with pytest.raises(ValueError, match="no shipped adapter"):
-        lora.shipped_adapter("no-such-adapter")
+        pretrained.shipped_adapter("no-such-adapter")

@@ -26,8 +26,7 @@ import pytest
 
 from labharness import REPO, labtools
 
-sys.path.insert(0, str(REPO / "course" / "tools"))
-import demo_class  # noqa: E402
+import demo_class
 
 pytestmark = [pytest.mark.slow, pytest.mark.numerics]
 

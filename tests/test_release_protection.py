@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import sys
 
 from labharness import REPO, labtools
 
-sys.path.insert(0, str(REPO / "course" / "tools"))
-import release  # noqa: E402
+import release
 
 LAB = labtools.lab_names()[0]
 

@@ -14,6 +14,7 @@ import torch
 from llmlab import pretrained
 from llmlab.model import from_hf, generate
 from llmlab.serve import Engine, SamplingParams, speculative_generate, verify_sampled
+from llmlab.serve.speculative import speculative_step
 from llmlab.cost.simulate import expected_tokens_per_pass
 
 ALPHA = 0.001
@@ -257,3 +258,11 @@ def test_speculative_greedy_equals_hf_assisted_generation():
     (out,) = engine.generate([prompt[0].tolist()], SamplingParams(max_tokens=40, temperature=0))
     assert out.token_ids == hf_tokens[12:].tolist()
     assert engine.spec_stats().accepted > 0
+
+
+def test_speculative_step_greedy_verification():
+    assert speculative_step([5, 7, 9, 2], [5, 7, 1, 4, 8]) == [5, 7, 1]
+    assert speculative_step([5, 7, 9, 2], [5, 7, 9, 2, 8]) == [5, 7, 9, 2, 8]  # all accepted + bonus
+    assert speculative_step([3], [4, 6]) == [4]
+    with pytest.raises(ValueError):
+        speculative_step([1, 2], [1, 2])

@@ -13,7 +13,6 @@ import functools
 import http.server
 import json
 import re
-import sys
 import threading
 import time
 import urllib.error
@@ -27,7 +26,6 @@ import pytest
 from browser import chromium
 from labharness import REPO, labtools
 
-sys.path.insert(0, str(REPO / "course" / "tools"))
 import website as course_site  # noqa: E402  (course/tools/website.py)
 
 pytestmark = pytest.mark.slow

@@ -12,8 +12,7 @@ import pytest
 
 from labharness import REPO, labtools
 
-sys.path.insert(0, str(REPO / "course" / "tools"))
-import hosting  # noqa: E402
+import hosting
 
 LABS = labtools.lab_names()
 

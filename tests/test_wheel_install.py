@@ -27,8 +27,7 @@ import pytest
 import hosted
 from labharness import REPO, labtools
 
-sys.path.insert(0, str(REPO / "course" / "tools"))
-import dist  # noqa: E402
+import dist
 
 pytestmark = pytest.mark.slow
 LABS = labtools.lab_names()

@@ -125,7 +125,7 @@ def library_modules() -> list[str]:
     import llmlab
 
     return sorted(m.name for m in pkgutil.iter_modules(llmlab.__path__)
-                  if not m.name.startswith("_") and m.name != "build_models")
+                  if not m.name.startswith("_"))
 
 
 def lab_modules(lab: str) -> list[str]:

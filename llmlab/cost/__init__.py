@@ -98,7 +98,6 @@ from .simulate import (
     simulate_kv_allocation,
     simulate_speculative,
     speculative_speedup,
-    speculative_step,
     vllm_block_bytes,
     vllm_num_blocks,
 )
@@ -149,5 +148,5 @@ __all__ = [
     # simulators
     "BatchingResult", "simulate_batching", "random_requests", "paged_kv_usage", "KVAllocationResult",
     "simulate_kv_allocation", "vllm_block_bytes", "vllm_num_blocks", "expected_tokens_per_pass",
-    "speculative_speedup", "optimal_draft_length", "simulate_speculative", "speculative_step",
+    "speculative_speedup", "optimal_draft_length", "simulate_speculative",
 ]

@@ -13,6 +13,9 @@ from __future__ import annotations
 import math
 from numbers import Integral, Real
 
+from .footprint import kv_cache_values, memory_needed, weight_bytes
+from .formats import WEIGHT_FORMATS
+
 __all__ = [
     "GB",
     "GiB",
@@ -38,22 +41,14 @@ GB = 1e9
 GiB = 2**30
 MiB = 2**20
 
-# Bytes per parameter. The first five are the chapter-01 table; the rest are real quantised formats
-# whose per-block scales make them cost a little more than their nominal width:
-#   q8_0: blocks of 32 int8 weights + one fp16 scale   = 34 bytes / 32 weights = 8.5 bits
-#   q4_0: blocks of 32 4-bit weights + one fp16 scale  = 18 bytes / 32 weights = 4.5 bits
-#   gptq-4bit-g128: 4-bit weights + per group of 128 one fp16 scale and one 4-bit zero point
-#                   = 4 + (16 + 4) / 128 = 4.15625 bits
+# Bytes per parameter, read from the one table of formats (``formats.WEIGHT_FORMATS``, which says where each
+# number comes from). The first five are the chapter-01 table; the rest are real quantised formats whose
+# per-block scales make them cost a little more than their nominal width (q8_0: 8.5 bits, q4_0: 4.5 bits,
+# gptq-4bit-g128: 4 + (16 + 4) / 128 = 4.15625 bits). "4bit" is chapter 01's name for int4.
 BYTES_PER_PARAM: dict[str, float] = {
-    "fp32": 4.0,
-    "fp16": 2.0,
-    "bf16": 2.0,
-    "int8": 1.0,
-    "int4": 0.5,
-    "4bit": 0.5,
-    "q8_0": 8.5 / 8,
-    "q4_0": 4.5 / 8,
-    "gptq-4bit-g128": (4 + (16 + 4) / 128) / 8,
+    name: WEIGHT_FORMATS[fmt].bytes_per_weight
+    for name, fmt in (("fp32", "fp32"), ("fp16", "fp16"), ("bf16", "bf16"), ("int8", "int8"), ("int4", "int4"),
+                      ("4bit", "int4"), ("q8_0", "q8_0"), ("q4_0", "q4_0"), ("gptq-4bit-g128", "gptq-4bit-g128"))
 }
 
 
@@ -157,7 +152,7 @@ def weight_memory(n_params: float, dtype: str = "fp16") -> tuple[float, float]:
     14.0 GB = 13.04 GiB. Activations, KV cache and runtime buffers are not included.
     """
     n_params = _check_non_negative(n_params, "n_params")
-    total_bytes = n_params * _bytes_per_param(dtype)
+    total_bytes = weight_bytes(n_params, 8 * _bytes_per_param(dtype))
     return total_bytes / GB, total_bytes / GiB
 
 
@@ -183,7 +178,7 @@ def kv_cache_bytes(
     batch = _check_positive_int(batch, "batch")
     if (n_heads is None) != (n_kv_heads is None):
         raise ValueError("pass both n_heads and n_kv_heads (grouped-query attention) or neither (MHA)")
-    values = 2 * n_layers * n_ctx * d_model * batch
+    n_kv, head_dim = 1, d_model  # MHA: one "head" as wide as the model holds every key
     if n_heads is not None:
         n_heads = _check_positive_int(n_heads, "n_heads")
         n_kv_heads = _check_positive_int(n_kv_heads, "n_kv_heads")
@@ -194,8 +189,8 @@ def kv_cache_bytes(
             )
         if d_model % n_heads:
             raise ValueError(f"d_model ({d_model}) must be a multiple of n_heads ({n_heads})")
-        values = values // n_heads * n_kv_heads  # exact: d_model is a multiple of n_heads
-    total = values * bytes_per_value
+        n_kv, head_dim = n_kv_heads, d_model // n_heads
+    total = kv_cache_values(n_layers, batch, n_ctx, n_kv, head_dim) * bytes_per_value
     if total != int(total):
         raise ValueError(f"bytes_per_value={bytes_per_value} gives a fractional byte count ({total})")
     return int(total)
@@ -210,7 +205,7 @@ def inference_memory_gb(weights_gb: float, kv_gb: float, overhead: float = 0.25)
     weights_gb = _check_non_negative(weights_gb, "weights_gb")
     kv_gb = _check_non_negative(kv_gb, "kv_gb")
     overhead = _check_non_negative(overhead, "overhead")
-    return (weights_gb + kv_gb) * (1.0 + overhead)
+    return memory_needed(weights_gb, kv_gb, overhead=overhead)
 
 
 def fits_on_gpu(weights_gb: float, kv_gb: float, gpu_gb: float, overhead: float = 0.25) -> bool:

@@ -19,8 +19,9 @@ from numbers import Real
 
 import numpy as np
 
-from ._checks import int_at_least
+from llmlab.arguments import int_at_least
 from .basics import GB, GiB, MiB
+from .footprint import kv_cache_values, weight_bytes
 from .hardware import Hardware
 from .spec import ModelSpec
 from .speed import DEFAULT_EFFICIENCY, Efficiency, decode_step, ttft_s
@@ -66,7 +67,7 @@ def kv_bytes(n_layers: int, batch: int, seq_len: int, n_kv_heads: int, head_dim:
     n_layers, batch = _int(n_layers, "n_layers"), _int(batch, "batch")
     seq_len = _int(seq_len, "seq_len", minimum=0)
     n_kv_heads, head_dim = _int(n_kv_heads, "n_kv_heads"), _int(head_dim, "head_dim")
-    total = 2 * n_layers * batch * seq_len * n_kv_heads * head_dim * _num(bytes_per_value, "bytes_per_value")
+    total = kv_cache_values(n_layers, batch, seq_len, n_kv_heads, head_dim) * _num(bytes_per_value, "bytes_per_value")
     return int(round(total))
 
 
@@ -88,7 +89,7 @@ def kv_gib_for_context(tokens: int, n_layers: int, n_kv_heads: int, head_dim: in
 
 def weight_memory_gb(n_params: float, bits: float) -> float:
     """``N · bits / 8`` in decimal GB (chapter 07, F7.5): 7e9 at 16 / 8 / 4 bits → 14 / 7 / 3.5."""
-    return _num(n_params, "n_params", positive=False) * _num(bits, "bits") / 8 / GB
+    return weight_bytes(_num(n_params, "n_params", positive=False), _num(bits, "bits")) / GB
 
 
 def serving_memory_gb(n_params: float, bits: float, n_layers: int, batch: int, seq_len: int,

@@ -21,7 +21,7 @@ from numbers import Real
 
 import numpy as np
 
-from ._checks import int_at_least
+from llmlab.arguments import int_at_least
 
 __all__ = [
     "BatchingResult",
@@ -36,7 +36,6 @@ __all__ = [
     "speculative_speedup",
     "optimal_draft_length",
     "simulate_speculative",
-    "speculative_step",
 ]
 
 
@@ -367,24 +366,3 @@ def simulate_speculative(alpha: float, gamma: int, n_passes: int = 10_000, seed:
     return {"mean_tokens_per_pass": float(tokens.mean()),
             "counts": np.bincount(tokens, minlength=gamma + 2).tolist(),
             "expected": expected_tokens_per_pass(alpha, gamma)}
-
-
-def speculative_step(draft_tokens, target_tokens) -> list[int]:
-    """Greedy verification of one speculative step.
-
-    ``target_tokens[j]`` is the target's greedy choice after the prefix plus ``draft_tokens[:j]``
-    (so it has one more entry than the draft). Keep the draft while it agrees with the target,
-    then add the target's token at the first disagreement (or its bonus token if all agree).
-    Draft [5, 7, 9, 2], target [5, 7, 1, 4, 8] → [5, 7, 1]. The output always equals what the
-    target alone would have produced greedily.
-    """
-    draft = list(draft_tokens)
-    target = list(target_tokens)
-    if len(target) != len(draft) + 1:
-        raise ValueError(f"target_tokens must have len(draft_tokens) + 1 = {len(draft) + 1} entries, got {len(target)}")
-    out = []
-    for d, t in zip(draft, target):
-        if d != t:
-            return out + [t]
-        out.append(d)
-    return out + [target[-1]]

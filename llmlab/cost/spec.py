@@ -26,6 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from numbers import Integral
 
+from .footprint import kv_cache_values
+
 __all__ = ["ModelSpec", "SUPPORTED_MODEL_TYPES", "SLIDING_CONVENTIONS"]
 
 SUPPORTED_MODEL_TYPES = ("gpt2", "llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3",
@@ -532,8 +534,12 @@ class ModelSpec:
         batch = _int_field(batch, "batch")
         if not (isinstance(bytes_per_value, (int, float)) and bytes_per_value > 0):
             raise ValueError(f"bytes_per_value must be a number > 0, got {bytes_per_value!r}")
-        stored = sum(self.kv_tokens_stored(tokens, sliding))
-        total = batch * self.kv_values_per_position * stored * bytes_per_value
+        stored = sum(self.kv_tokens_stored(tokens, sliding))  # positions, summed over the layers
+        if self.attention == "mla":
+            values = batch * self.kv_values_per_position * stored
+        else:
+            values = kv_cache_values(1, batch, stored, self.n_kv_heads, self.head_dim)
+        total = values * bytes_per_value
         return int(round(total))
 
     @property

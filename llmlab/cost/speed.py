@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from ._checks import int_at_least
+from llmlab.arguments import int_at_least
 from .formats import WeightFormat, get_weight_format
 from .hardware import Hardware
 from .spec import ModelSpec

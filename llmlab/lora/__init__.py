@@ -58,8 +58,6 @@ from .folders import (
     load_adapter,
     read_adapter_config,
     save_adapter,
-    shipped_adapter,
-    shipped_results,
 )
 from .layer import (
     PRESETS,
@@ -92,8 +90,6 @@ __all__ = [
     "merge_lora",
     "read_adapter_config",
     "save_adapter",
-    "shipped_adapter",
-    "shipped_results",
     "trainable_summary",
     "training_memory",
     "unload",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from ..model import _check_float, _check_int  # the model's argument checks: same errors everywhere
+from ..arguments import check_float, check_int  # the same errors as the model's
 
 __all__ = [
     "adapter_param_count",
@@ -28,8 +28,8 @@ __all__ = [
 
 def full_param_count(d_out: int, d_in: int) -> int:
     """Weights of a ``d_out x d_in`` matrix, all trained by full fine-tuning: ``d_out * d_in``."""
-    _check_int("d_out", d_out)
-    _check_int("d_in", d_in)
+    check_int("d_out", d_out)
+    check_int("d_in", d_in)
     return d_out * d_in
 
 
@@ -40,9 +40,9 @@ def lora_param_count(d_out: int, d_in: int, r: int) -> int:
     above ``min(d_out, d_in)`` is refused: ``B A`` cannot have a rank larger than that, so the
     extra columns would only cost memory.
     """
-    _check_int("d_out", d_out)
-    _check_int("d_in", d_in)
-    _check_int("r", r, minimum=0)
+    check_int("d_out", d_out)
+    check_int("d_in", d_in)
+    check_int("r", r, minimum=0)
     if r > min(d_out, d_in):
         raise ValueError(f"r={r} exceeds min(d_out, d_in)={min(d_out, d_in)}: B A cannot have a higher rank")
     return r * (d_in + d_out)
@@ -55,8 +55,8 @@ def lora_fraction(d_out: int, d_in: int, r: int) -> float:
 
 def adapter_param_count(d: int, bottleneck: int, bias: bool = False) -> int:
     """Weights of a bottleneck adapter (Houlsby): down ``d -> m`` and up ``m -> d``: ``2 d m`` (+ ``m + d`` biases)."""
-    _check_int("d", d)
-    _check_int("bottleneck", bottleneck)
+    check_int("d", d)
+    check_int("bottleneck", bottleneck)
     if not isinstance(bias, bool):
         raise TypeError(f"bias must be a bool, got {bias!r}")
     return 2 * d * bottleneck + (bottleneck + d if bias else 0)
@@ -69,8 +69,8 @@ def adapter_param_count(d: int, bottleneck: int, bias: bool = False) -> int:
 
 def lora_scaling(alpha: float, r: int, use_rslora: bool = False) -> float:
     """``s = alpha / r`` (LoRA) or ``alpha / sqrt(r)`` (rsLoRA, which keeps large ranks from learning too slowly)."""
-    _check_float("alpha", alpha)
-    _check_int("r", r)
+    check_float("alpha", alpha)
+    check_int("r", r)
     return float(alpha) / (math.sqrt(r) if use_rslora else r)
 
 

@@ -14,14 +14,13 @@ import math
 import os
 import re
 from collections import Counter
-from importlib import resources
 from pathlib import Path
 
 import torch
 from torch import nn
 
 from .. import _safetensors
-from .layer import LoRALinear, _set_module, lora_layers
+from .layer import LoRALinear, set_module, lora_layers
 
 __all__ = [
     "ADAPTER_CONFIG",
@@ -30,8 +29,6 @@ __all__ = [
     "load_adapter",
     "read_adapter_config",
     "save_adapter",
-    "shipped_adapter",
-    "shipped_results",
 ]
 
 ADAPTER_CONFIG = "adapter_config.json"
@@ -348,38 +345,5 @@ def load_adapter(model: nn.Module, path: str | os.PathLike, *, check_base: bool 
         layer.lora_B.weight.copy_(B)
         layer.lora_A.weight.requires_grad_(trainable)
         layer.lora_B.weight.requires_grad_(trainable)
-        _set_module(model, name, layer)
+        set_module(model, name, layer)
     return model
-
-
-def _shipped_dir() -> Path:
-    return Path(str(resources.files("llmlab") / "data" / "adapters"))
-
-
-def _verified(files: list[str]) -> dict[str, bytes]:
-    """The bytes of shipped adapter files, checked against ``llmlab/data/adapters/checksums.sha256``."""
-    from .. import pretrained  # lazy: pretrained imports the model and the tokenizer
-
-    try:
-        return pretrained.verify(files, models_dir=_shipped_dir())
-    except (pretrained.ChecksumError, FileNotFoundError) as err:
-        raise type(err)(f"{str(err).split('; ')[0]}; rebuild them with `python -m llmlab.build_adapters`") from None
-
-
-def shipped_results() -> dict:
-    """The measurements of ``python -m llmlab.build_adapters`` (``llmlab/data/adapters/results.json``), checksum verified."""
-    return json.loads(_verified(["results.json"])["results.json"].decode("utf-8"))
-
-
-def shipped_adapter(name: str = "es-base-chat-lora") -> Path:
-    """The folder of an adapter shipped in ``llmlab/data/adapters/`` (``python -m llmlab.build_adapters``), checksums verified.
-
-    Load it with ``load_adapter(base_model, shipped_adapter())``; the measurements of every
-    adaptation the build ran are in ``results.json`` and ``REPORT.md`` next to it.
-    """
-    folder = _shipped_dir()
-    if not isinstance(name, str) or not (folder / name).is_dir():
-        available = sorted(p.name for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
-        raise ValueError(f"no shipped adapter {name!r}; available: {available} (python -m llmlab.build_adapters builds them)")
-    _verified([f"{name}/{ADAPTER_CONFIG}", f"{name}/{ADAPTER_WEIGHTS}"])
-    return folder / name

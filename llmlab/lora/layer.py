@@ -8,7 +8,7 @@ from collections.abc import Iterable
 import torch
 from torch import nn
 
-from ..model import _check_float, _check_int
+from ..arguments import check_float, check_int  # the same errors as the model's
 from .counts import lora_scaling
 
 __all__ = [
@@ -65,14 +65,14 @@ class LoRALinear(nn.Module):
             raise TypeError(
                 f"base_layer must be an nn.Linear (or a module with int in_features/out_features), got {type(base_layer).__name__}"
             )
-        _check_int("r", r)
+        check_int("r", r)
         if init not in INITS:
             raise ValueError(f"init must be one of {INITS}, got {init!r}")
         if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0.0 <= dropout < 1.0:
             raise ValueError(f"dropout must be a number in [0, 1), got {dropout!r}")
         self.base_layer = base_layer
         self.in_features, self.out_features = d_in, d_out
-        _check_float("alpha", alpha)
+        check_float("alpha", alpha)
         self.r, self.alpha, self.use_rslora = r, float(alpha), bool(use_rslora)
         self.scaling = lora_scaling(alpha, r, use_rslora)
         self.dropout_p = float(dropout)
@@ -209,7 +209,7 @@ def _resolve_targets(model: nn.Module, target_modules) -> list[str]:
     return [n for n in candidates if n in chosen]
 
 
-def _set_module(model: nn.Module, name: str, module: nn.Module) -> None:
+def set_module(model: nn.Module, name: str, module: nn.Module) -> None:
     parent_name, _, child = name.rpartition(".")
     parent = model.get_submodule(parent_name) if parent_name else model
     setattr(parent, child, module)
@@ -242,9 +242,9 @@ def add_lora(
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     if lora_layers(model):
         raise ValueError("the model already has LoRA layers: unload() or merge them first (one adapter at a time)")
-    _check_int("r", r)
-    _check_float("alpha", alpha)
-    _check_int("seed", seed, minimum=0)
+    check_int("r", r)
+    check_float("alpha", alpha)
+    check_int("seed", seed, minimum=0)
     targets = _resolve_targets(model, target_modules)
     for name in targets:  # check every rank first, so that a bad one leaves the model untouched
         layer = model.get_submodule(name)
@@ -256,7 +256,7 @@ def add_lora(
     for name in targets:
         layer = LoRALinear(model.get_submodule(name), r, alpha, dropout=dropout, use_rslora=use_rslora, init=init,
                            generator=generator)
-        _set_module(model, name, layer)
+        set_module(model, name, layer)
     return model
 
 
@@ -295,7 +295,7 @@ def unload(model: nn.Module, *, merge: bool = True) -> nn.Module:
             layer.merge()
         elif not merge and layer.merged:
             layer.unmerge()
-        _set_module(model, name, layer.base_layer)
+        set_module(model, name, layer.base_layer)
     for p in model.parameters():
         p.requires_grad_(True)
     return model

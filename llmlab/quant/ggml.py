@@ -28,9 +28,10 @@ does not fit in float16 (llama.cpp would silently store ``inf``). Nothing here m
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
+
+from .blockformat import BLOCK_FORMATS, BlockFormat, as_blocks, as_bytes, get_block_format, round_half_away, scale_to_f16
+from .kquants import dequantize_q6_k, quantize_q6_k
 
 __all__ = [
     "QK",
@@ -51,99 +52,14 @@ __all__ = [
 QK = 32  # weights per block of the "legacy" formats Q8_0, Q4_0
 
 
-@dataclass(frozen=True)
-class BlockFormat:
-    """A GGUF block format: how many weights a block holds and how many bytes it takes."""
-
-    name: str
-    block_size: int  # weights per block
-    type_size: int  # bytes per block
-    ggml_type: int  # the number GGUF files store (ggml_type in ggml.h)
-
-    @property
-    def bits_per_weight(self) -> float:
-        return 8 * self.type_size / self.block_size
-
-    def nbytes(self, n_weights: int) -> int:
-        """Bytes of ``n_weights`` weights (a multiple of ``block_size``)."""
-        if n_weights % self.block_size:
-            raise ValueError(f"{self.name} stores whole blocks of {self.block_size} weights, got {n_weights}")
-        return n_weights // self.block_size * self.type_size
-
-
-def _registry() -> dict[str, BlockFormat]:
-    return {
-        "q8_0": BlockFormat("q8_0", 32, 34, 8),
-        "q4_0": BlockFormat("q4_0", 32, 18, 2),
-        "q6_k": BlockFormat("q6_k", 256, 210, 14),
-    }
-
-
-BLOCK_FORMATS: dict[str, BlockFormat] = _registry()
-
-
-def get_block_format(name: str) -> BlockFormat:
-    """``"q8_0"``, ``"q4_0"`` or ``"q6_k"`` (case-insensitive)."""
-    if not isinstance(name, str) or name.lower() not in BLOCK_FORMATS:
-        raise ValueError(f"unknown GGUF block format {name!r}; valid: {', '.join(BLOCK_FORMATS)}")
-    return BLOCK_FORMATS[name.lower()]
-
-
 # ----------------------------------------------------------------------------------------------
 # Shared pieces
 # ----------------------------------------------------------------------------------------------
 
 
-def round_half_away(x: np.ndarray) -> np.ndarray:
-    """C's ``roundf``: halves go away from zero (2.5 -> 3, -2.5 -> -3); NumPy's ``rint`` would give 2.
-
-    ``floor(|x| + 0.5)`` would be wrong for the float just below 0.5 (the sum rounds up to 1), so
-    the fractional part is compared with one half exactly instead.
-    """
-    a = np.abs(x)
-    whole = np.floor(a)
-    return np.sign(x) * (whole + np.floor(2 * (a - whole)))
-
-
-def _as_blocks(name: str, x, block_size: int) -> tuple[np.ndarray, tuple[int, ...]]:
-    """``x`` as float32 blocks ``[n_blocks, block_size]``, plus its original shape."""
-    arr = np.asarray(x)
-    if arr.dtype == np.bool_ or not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
-        raise TypeError(f"{name} must be an array of numbers, got dtype {arr.dtype}")
-    if arr.ndim == 0 or arr.shape[-1] % block_size != 0:
-        raise ValueError(
-            f"the last axis of {name} must be a multiple of the block size {block_size}, got shape {arr.shape}"
-        )
-    arr = arr.astype(np.float32)  # GGUF quantises from float32 (a copy: the caller's array is untouched)
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name} contains NaN or Inf (after conversion to float32): it cannot be quantised")
-    return arr.reshape(-1, block_size), arr.shape
-
-
-def _scale_to_f16(d: np.ndarray, fmt: str) -> np.ndarray:
-    with np.errstate(over="ignore"):
-        d16 = d.astype(np.float16)
-    if np.isinf(d16).any():
-        worst = float(np.abs(d).max())
-        raise ValueError(
-            f"{fmt}: a block scale of {worst:.6g} does not fit in float16 (max 65504); the weights are too large "
-            "for this format (llama.cpp would store inf)"
-        )
-    return d16
-
-
 def _inverse(d: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", over="ignore"):
         return np.where(d == 0, np.float32(0), np.float32(1) / d).astype(np.float32)
-
-
-def _as_bytes(name: str, data, type_size: int) -> np.ndarray:
-    arr = np.asarray(data)
-    if arr.dtype != np.uint8:
-        raise TypeError(f"{name} must be a uint8 array of packed blocks, got dtype {arr.dtype}")
-    if arr.ndim == 0 or arr.shape[-1] % type_size != 0:
-        raise ValueError(f"the last axis of {name} must be a multiple of {type_size} bytes, got shape {arr.shape}")
-    return np.ascontiguousarray(arr)
 
 
 def _codes_to_int8(values: np.ndarray) -> np.ndarray:
@@ -160,18 +76,18 @@ def _codes_to_int8(values: np.ndarray) -> np.ndarray:
 
 def quantize_q8_0(x) -> np.ndarray:
     """Q8_0 bytes of ``x`` (``[..., n]``, ``n`` a multiple of 32): ``uint8 [..., n // 32 * 34]``."""
-    blocks, shape = _as_blocks("x", x, QK)
+    blocks, shape = as_blocks("x", x, QK)
     d = np.abs(blocks).max(axis=1, keepdims=True) / np.float32(127)  # [n_blocks, 1]
     with np.errstate(invalid="ignore"):
         q = _codes_to_int8(round_half_away(blocks * _inverse(d)))
-    d16 = _scale_to_f16(d, "Q8_0")
+    d16 = scale_to_f16(d, "Q8_0")
     out = np.concatenate([d16.view(np.uint8), q.view(np.uint8)], axis=1)  # scale first, then 32 codes
     return out.reshape(*shape[:-1], shape[-1] // QK * 34)
 
 
 def dequantize_q8_0(data) -> np.ndarray:
     """float32 weights ``[..., n]`` from Q8_0 bytes ``[..., n // 32 * 34]``: ``d * q``."""
-    arr = _as_bytes("data", data, 34)
+    arr = as_bytes("data", data, 34)
     blocks = arr.reshape(-1, 34)
     d = blocks[:, :2].copy().view(np.float16).astype(np.float32)
     q = blocks[:, 2:].copy().view(np.int8).astype(np.float32)
@@ -195,14 +111,14 @@ def pack_q4_0_block(scale: float, codes) -> np.ndarray:
     if codes.min() < 0 or codes.max() > 15:
         raise ValueError(f"Q4_0 codes are 0..15, got values in [{codes.min()}, {codes.max()}]")
     codes = codes.astype(np.uint8)
-    d16 = _scale_to_f16(np.asarray([scale], dtype=np.float32), "Q4_0")
+    d16 = scale_to_f16(np.asarray([scale], dtype=np.float32), "Q4_0")
     packed = codes[:16] | (codes[16:] << np.uint8(4))
     return np.concatenate([d16.view(np.uint8), packed])
 
 
 def unpack_q4_0_block(block) -> tuple[float, np.ndarray]:
     """``(scale, codes)`` of one 18-byte Q4_0 block; the weights are ``scale * (codes - 8)``."""
-    block = _as_bytes("block", block, 18)
+    block = as_bytes("block", block, 18)
     if block.shape != (18,):
         raise ValueError(f"a Q4_0 block is 18 bytes, got shape {block.shape}")
     d = float(block[:2].copy().view(np.float16)[0])
@@ -213,7 +129,7 @@ def unpack_q4_0_block(block) -> tuple[float, np.ndarray]:
 
 def quantize_q4_0(x) -> np.ndarray:
     """Q4_0 bytes of ``x`` (``[..., n]``, ``n`` a multiple of 32): ``uint8 [..., n // 32 * 18]``."""
-    blocks, shape = _as_blocks("x", x, QK)
+    blocks, shape = as_blocks("x", x, QK)
     # The weight of largest magnitude, with its sign (the first one if several tie, as in C).
     m = np.take_along_axis(blocks, np.abs(blocks).argmax(axis=1)[:, None], axis=1)
     d = m / np.float32(-8)
@@ -221,14 +137,14 @@ def quantize_q4_0(x) -> np.ndarray:
         shifted = blocks * _inverse(d) + np.float32(8.5)  # code 8 is zero; trunc(v + 0.5) rounds v >= -0.5
         q = np.minimum(_codes_to_int8(np.trunc(shifted)), 15).astype(np.uint8)  # C: MIN(15, (int8_t)v)
     packed = q[:, :16] | (q[:, 16:] << np.uint8(4))
-    d16 = _scale_to_f16(d, "Q4_0")
+    d16 = scale_to_f16(d, "Q4_0")
     out = np.concatenate([d16.view(np.uint8), packed], axis=1)
     return out.reshape(*shape[:-1], shape[-1] // QK * 18)
 
 
 def dequantize_q4_0(data) -> np.ndarray:
     """float32 weights ``[..., n]`` from Q4_0 bytes ``[..., n // 32 * 18]``: ``d * (q - 8)``."""
-    arr = _as_bytes("data", data, 18)
+    arr = as_bytes("data", data, 18)
     blocks = arr.reshape(-1, 18)
     d = blocks[:, :2].copy().view(np.float16).astype(np.float32)
     packed = blocks[:, 2:]
@@ -245,8 +161,6 @@ def quantize_blocks(x, fmt: str) -> np.ndarray:
     """GGUF bytes of ``x`` in block format ``fmt`` (``"q8_0"``, ``"q4_0"`` or ``"q6_k"``)."""
     name = get_block_format(fmt).name
     if name == "q6_k":
-        from .kquants import quantize_q6_k
-
         return quantize_q6_k(x)
     return quantize_q8_0(x) if name == "q8_0" else quantize_q4_0(x)
 
@@ -255,7 +169,5 @@ def dequantize_blocks(data, fmt: str) -> np.ndarray:
     """float32 weights from GGUF bytes in block format ``fmt``."""
     name = get_block_format(fmt).name
     if name == "q6_k":
-        from .kquants import dequantize_q6_k
-
         return dequantize_q6_k(data)
     return dequantize_q8_0(data) if name == "q8_0" else dequantize_q4_0(data)

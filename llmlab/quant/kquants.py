@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ggml import _as_blocks, _as_bytes, _scale_to_f16
+from .blockformat import as_blocks, as_bytes, scale_to_f16
 
 __all__ = ["QK_K", "quantize_q6_k", "dequantize_q6_k", "nearest_int"]
 
@@ -94,7 +94,7 @@ def _subblock_scales(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def quantize_q6_k(x) -> np.ndarray:
     """Q6_K bytes of ``x`` (``[..., n]``, ``n`` a multiple of 256): ``uint8 [..., n // 256 * 210]``."""
-    blocks, shape = _as_blocks("x", x, QK_K)
+    blocks, shape = as_blocks("x", x, QK_K)
     # Huge weights overflow x**3 in float32 exactly as they do in C: IEEE inf compares the same way.
     with np.errstate(over="ignore", invalid="ignore"):
         return _quantize_q6_k(blocks, shape)
@@ -113,7 +113,7 @@ def _quantize_q6_k(blocks: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     empty = np.abs(max_scale) < _EPS
     iscale = _F(-128) / np.where(empty, _F(1), max_scale).astype(np.float32)
     with np.errstate(divide="ignore"):
-        d16 = _scale_to_f16(np.where(empty, _F(0), _F(1) / iscale).astype(np.float32), "Q6_K")
+        d16 = scale_to_f16(np.where(empty, _F(0), _F(1) / iscale).astype(np.float32), "Q6_K")
     int_scales = np.minimum(127, nearest_int(iscale[:, None] * scales))
     int_scales = np.where(empty[:, None], 0, int_scales).astype(np.int8)
 
@@ -138,7 +138,7 @@ def _quantize_q6_k(blocks: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
 
 def dequantize_q6_k(data) -> np.ndarray:
     """float32 weights ``[..., n]`` from Q6_K bytes ``[..., n // 256 * 210]``."""
-    arr = _as_bytes("data", data, 210)
+    arr = as_bytes("data", data, 210)
     blocks = arr.reshape(-1, 210)
     nb = blocks.shape[0]
     ql = blocks[:, :128].reshape(nb, 2, 2, 32)

@@ -6,7 +6,7 @@ proposes γ tokens, one at a time, and the target scores all of them in a single
 each draft token x_j, with q the draft's distribution and p the target's at that position:
 
 - greedy: keep x_j while it is the target's own argmax; at the first mismatch take the target's
-  argmax instead (``llmlab.cost.simulate.speculative_step``). The output is exactly the target's
+  argmax instead (``speculative_step``). The output is exactly the target's
   greedy output.
 - sampling (Leviathan et al. 2023; Chen et al. 2023): accept x_j with probability
   ``min(1, p(x_j) / q(x_j))``; at the first rejection draw the replacement from the *residual*
@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import torch
 
-from llmlab.cost.simulate import expected_tokens_per_pass, speculative_step
+from llmlab.cost.simulate import expected_tokens_per_pass
 from llmlab.model import Transformer
 
 from .paged_attention import Segment
@@ -41,6 +41,27 @@ from .request import Request
 from .runner import ModelRunner
 
 __all__ = ["SpecStats", "SpeculativeDecoder", "speculative_generate", "speculative_step", "verify_sampled"]
+
+
+def speculative_step(draft_tokens, target_tokens) -> list[int]:
+    """Greedy verification of one speculative step.
+
+    ``target_tokens[j]`` is the target's greedy choice after the prefix plus ``draft_tokens[:j]``
+    (so it has one more entry than the draft). Keep the draft while it agrees with the target,
+    then add the target's token at the first disagreement (or its bonus token if all agree).
+    Draft [5, 7, 9, 2], target [5, 7, 1, 4, 8] → [5, 7, 1]. The output always equals what the
+    target alone would have produced greedily.
+    """
+    draft = list(draft_tokens)
+    target = list(target_tokens)
+    if len(target) != len(draft) + 1:
+        raise ValueError(f"target_tokens must have len(draft_tokens) + 1 = {len(draft) + 1} entries, got {len(target)}")
+    out = []
+    for d, t in zip(draft, target):
+        if d != t:
+            return out + [t]
+        out.append(d)
+    return out + [target[-1]]
 
 
 def verify_sampled(draft_tokens: Sequence[int], draft_probs: torch.Tensor, target_probs: torch.Tensor,

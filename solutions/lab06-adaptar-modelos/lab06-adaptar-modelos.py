@@ -571,12 +571,12 @@ plt.show()
 
 # %% [markdown]
 # Unos pocos pasos ya mueven la pérdida, pero un entrenamiento de verdad necesita más. El proyecto lo ha hecho por
-# ti con `python -m llmlab.build_adapters`: mismo conjunto de datos, mismos pasos, mismos lotes y misma semilla
+# ti con `python course/tools/makedata adapters`: mismo conjunto de datos, mismos pasos, mismos lotes y misma semilla
 # para LoRA con distintos rangos y capas, para un ajuste completo y para QLoRA. Sus medidas vienen con el paquete;
 # las leemos (y comprobamos su suma SHA-256) en lugar de repetir un cuarto de hora de entrenamiento.
 
 # %%
-resultados = lora.shipped_results()
+resultados = pretrained.shipped_results()
 base_ref = resultados["references"][resultados["base"]]
 print(f"{'modelo':28s} {'entrenables':>12s} {'%':>7s} {'perpl. respuestas':>18s} {'perpl. texto':>13s}")
 print(f"{resultados['base'] + ' sin adaptar':28s} {'':>12s} {'':>7s} {math.exp(base_ref['answer_loss']):18.1f}"
@@ -610,7 +610,7 @@ plt.show()
 # por eso `llmlab` apunta en ella una huella (SHA-256) de los pesos de la base y se niega a cargarla sobre otra.
 
 # %% tags=["nbval-ignore-output"]
-carpeta = lora.shipped_adapter()
+carpeta = pretrained.shipped_adapter()
 config_adaptador = json.loads((carpeta / "adapter_config.json").read_text())
 print({k: config_adaptador[k] for k in ("peft_type", "base_model_name_or_path", "r", "lora_alpha", "target_modules")})
 print("tamaño de los pesos del adaptador:", fmt_bytes((carpeta / "adapter_model.safetensors").stat().st_size, "KB"))
@@ -1302,5 +1302,5 @@ detecta("adaptador sobre otra base", lambda: check_true(
 #   carpetas que escribe `llmlab.lora.save_adapter` se cargan con PEFT sobre el modelo que exporta
 #   `llmlab.model.to_hf`.
 # - En `llmlab`: `llmlab.lora` (capas, fusión, carpetas de adaptador), `llmlab.distill` (KL, destilación, DPO),
-#   `llmlab.datasets` (mezclas, particiones, contaminación, fichas) y `python -m llmlab.build_adapters`, que
+#   `llmlab.datasets` (mezclas, particiones, contaminación, fichas) y `python course/tools/makedata adapters`, que
 #   reproduce todas las medidas de este lab.

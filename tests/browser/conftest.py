@@ -7,16 +7,14 @@ and its kernels are shut down when it ends. Screenshots go to build/screenshots/
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: labharness, hosted
 
-from browser import chromium, jupyterlab  # noqa: E402
-from labharness import labtools  # noqa: E402
+from browser import chromium, jupyterlab
+from labharness import labtools
 
 
 @pytest.fixture(scope="package")
@@ -44,7 +42,6 @@ def lab_server(tmp_path_factory, browser_context):
     them), resuelto/ the solved notebooks."""
     base = tmp_path_factory.mktemp("jupyterlab")
     root = base / "root"
-    sys.path.insert(0, str(labtools.COURSE / "tools"))
     import workcopy
 
     workcopy.copy_missing(labtools.LABS, root / "mis-labs")

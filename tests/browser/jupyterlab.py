@@ -13,14 +13,12 @@ import secrets
 import signal
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "course" / "tools"))
 import lab as lab_tool  # noqa: E402  (course/tools/lab.py, what `make lab` runs)
 
 # User settings of the test server: every cell in the DOM (no virtual scrolling), no news pop-ups.

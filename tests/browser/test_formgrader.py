@@ -24,8 +24,7 @@ import pytest
 from browser import chromium, jupyterlab as jl
 from labharness import REPO, labtools
 
-sys.path.insert(0, str(REPO / "course" / "tools"))
-import lab as lab_tool  # noqa: E402
+import lab as lab_tool
 
 pytestmark = pytest.mark.slow
 LAB = labtools.lab_names()[0]

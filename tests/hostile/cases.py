@@ -26,10 +26,9 @@ from pathlib import Path
 from typing import Callable
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "course" / "tools"))
 
-import demo_class  # noqa: E402
-import labtools  # noqa: E402
+import demo_class
+import labtools
 
 
 @dataclasses.dataclass

@@ -1,9 +1,9 @@
 """Build the tiny Spanish models that ship in ``llmlab/data/models/`` (the ``make model`` target).
 
-    python -m llmlab.build_models                 # the real build (about 15 CPU minutes; 18 min on the shared machine)
-    python -m llmlab.build_models --smoke         # a few steps on a slice, into a temporary folder (seconds)
-    python -m llmlab.build_models --out DIR       # write somewhere else than the package
-    python -m llmlab.build_models --sweep         # how es-base's size was chosen (SWEEP.md; slow)
+    python course/tools/makedata models                 # the real build (about 15 CPU minutes; 18 min on the shared machine)
+    python course/tools/makedata models --smoke         # a few steps on a slice, into a temporary folder (seconds)
+    python course/tools/makedata models --out DIR       # write somewhere else than the package
+    python course/tools/makedata models --sweep         # how es-base's size was chosen (SWEEP.md; slow)
 
 What it does, in order:
 
@@ -18,7 +18,7 @@ What it does, in order:
 5. writes the configs, tokenizer, ``checksums.sha256``, ``training_log.json`` and ``REPORT.md``,
    whose numbers are measured here on the files as shipped (reloaded from disk, float16 weights
    loaded as float32): perplexities against the baselines, and the quality of the text itself
-   (``llmlab.quality``: valid-word rate with hunspell, repetition, chat answers on topic).
+   (``makedata.quality``: valid-word rate with hunspell, repetition, chat answers on topic).
 
 **Reproducibility.** Every random choice comes from fixed seeds and the tokenizer training is
 deterministic, so the same command with the same torch version and the same number of threads
@@ -45,12 +45,14 @@ from pathlib import Path
 
 import torch
 
-from . import _safetensors, corpus, pretrained, quality
-from .chat import STOP_TOKENS, encode_chat
-from .model import ModelConfig, Transformer, count_parameters, generate
-from .sampling import Sampler
-from .tokenizer import BPETokenizer
-from .train import build_sft_examples, encode_documents, evaluate, stream_rows, train
+from llmlab import _safetensors, corpus, pretrained
+from llmlab.chat import STOP_TOKENS, encode_chat
+from llmlab.model import ModelConfig, Transformer, count_parameters, generate
+from llmlab.sampling import Sampler
+from llmlab.tokenizer import BPETokenizer
+from llmlab.train import build_sft_examples, encode_documents, evaluate, stream_rows, train
+
+from . import DATA, quality
 
 __all__ = ["FULL", "SMOKE", "SWEEP", "build", "ngram_nll", "main", "sweep"]
 
@@ -304,7 +306,7 @@ def _build(recipe: dict, out: Path, smoke: bool, threads: int, progress: bool, q
     chat = recipe["chat"]
     t0 = time.process_time()
     _log(f"[4/5] chat fine-tuning: LoRA {chat['lora']} on {chat['parent']} ({chat['style']} template, replay {chat['replay']})", quiet)
-    from . import lora
+    from llmlab import lora
 
     sft_len = chat["train"]["seq_len"]
     sft_train, sft_train_mask = build_sft_examples(chats["train"], tok, seq_len=sft_len, style=chat["style"])
@@ -393,7 +395,7 @@ def _build(recipe: dict, out: Path, smoke: bool, threads: int, progress: bool, q
     # Wall and CPU times differ from run to run: they live in training_log.json and REPORT.md, which
     # are not part of checksums.sha256 (the byte-for-byte promise covers the model files).
     (out / "training_log.json").write_text(json.dumps(log, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    from .build_report import report
+    from .models_report import report
 
     (out / "REPORT.md").write_text(report(results, out), encoding="utf-8")
     _log(f"done in {results['seconds_total']:.0f} s ({results['cpu_seconds_total']:.0f} CPU seconds): {out}", quiet)
@@ -591,7 +593,7 @@ def _sweep_report(r: dict) -> str:
     lines = [
         "# Sizing es-base: the sweep",
         "",
-        f"`python -m llmlab.build_models --sweep` with torch {r['torch']}. Each candidate trains"
+        f"`python course/tools/makedata models --sweep` with torch {r['torch']}. Each candidate trains"
         f" {t['steps']} steps of {tokens_per_step:,} tokens ({t['steps'] * tokens_per_step:,} tokens, {t['steps'] * tokens_per_step / r['tokens']['train']:.2f}"
         f" epochs of the {r['tokens']['train']:,} train tokens) with the same seed, learning rate {t['lr']} and schedule;"
         " the validation loss is measured on the first 60,000 validation tokens.",
@@ -629,7 +631,7 @@ def _sweep_report(r: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m llmlab.build_models", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python course/tools/makedata models", description=__doc__.split("\n\n")[0])
     parser.add_argument("--smoke", action="store_true", help="a few steps on a slice of the data (seconds)")
     parser.add_argument("--out", help="output folder (default: llmlab/data/models, or a temporary folder with --smoke)")
     parser.add_argument("--threads", type=int, help="torch CPU threads (default: 1; part of what makes a run repeatable)")
@@ -640,7 +642,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.threads is not None and args.threads < 1:
         parser.error("--threads must be >= 1")
     if args.sweep:
-        out = Path(args.out) if args.out else Path(__file__).resolve().parent / "data" / "models"
+        out = Path(args.out) if args.out else DATA / "models"
         sweep(out, only=args.only, threads=args.threads, progress=not args.no_progress)
         print(out / "SWEEP.md")
         return 0
@@ -649,7 +651,7 @@ def main(argv: list[str] | None = None) -> int:
     elif args.smoke:
         out = Path(tempfile.mkdtemp(prefix="llmlab-models-smoke-"))
     else:
-        out = Path(__file__).resolve().parent / "data" / "models"
+        out = DATA / "models"
     build(out, smoke=args.smoke, threads=args.threads, progress=not args.no_progress)
     print(out)
     return 0

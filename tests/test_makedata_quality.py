@@ -1,12 +1,12 @@
-"""llmlab.quality: the measurements of the models' own text (repetition, spelling, chat answers on topic)."""
+"""makedata.quality: the measurements of the models' own text (repetition, spelling, chat answers on topic)."""
 
 import shutil
 
 import pytest
 import torch
 
-from llmlab import quality
-from llmlab.corpus_writer import spelling
+from makedata import quality
+from makedata.corpus_writer import spelling
 from llmlab.model import ModelConfig, Transformer
 from llmlab.tokenizer import BPETokenizer
 
@@ -61,7 +61,7 @@ def test_chat_answers_and_answer_perplexity(tiny):
     conv = [{"role": "user", "content": "¿Qué come el conejo?"}, {"role": "assistant", "content": "Come hierba."}]
     answers = quality.chat_answers(model, tok, [conv], max_new_tokens=5)
     assert answers[0]["question"] == "¿Qué come el conejo?" and answers[0]["reference"] == "Come hierba."
-    ppl = quality.answer_perplexity(model, tok, [conv])
+    ppl = quality.chat_answer_perplexity(model, tok, [conv])
     assert 1 < ppl < 10 * len(tok)
     with pytest.raises(ValueError, match="no assistant answer"):
         quality.question_of([{"role": "user", "content": "hola"}])

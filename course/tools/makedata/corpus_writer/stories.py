@@ -1,8 +1,8 @@
 """Short stories with a plot: setup → problem → attempts → help → resolution → ending.
 
-Each plot (a module of :mod:`llmlab.corpus_writer.plots`) takes a
-:class:`~llmlab.corpus_writer.draft.Draft` and writes one story, choosing its cast to fit the
-problem (:mod:`llmlab.corpus_writer.cast`) and one of several ways of saying each step. The steps
+Each plot (a module of :mod:`makedata.corpus_writer.plots`) takes a
+:class:`~makedata.corpus_writer.draft.Draft` and writes one story, choosing its cast to fit the
+problem (:mod:`makedata.corpus_writer.cast`) and one of several ways of saying each step. The steps
 follow the story's own facts: the thing that was lost is the thing that is found, the helper
 who can fly is the one who flies up to the kite, the recipe's steps come in their order.
 ``write_story(seed)`` is a pure function of the seed.

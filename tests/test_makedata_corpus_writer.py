@@ -1,4 +1,4 @@
-"""llmlab.corpus_writer: Spanish agreement, the template language, coherent plots, and the committed generated data."""
+"""makedata.corpus_writer: Spanish agreement, the template language, coherent plots, and the committed generated data."""
 
 import json
 import random
@@ -8,12 +8,12 @@ from importlib import resources
 import pytest
 
 from llmlab import corpus
-from llmlab.corpus_writer import chat, dialogues, diversity, grammar, lexicon, spelling, stories
-from llmlab.corpus_writer.build import check
-from llmlab.corpus_writer.draft import Draft
-from llmlab.corpus_writer.plots.lost import lost_thing
-from llmlab.corpus_writer.grammar import FEM, MASC, PL, SG, Noun, adjective, article, number_word, plural, tidy
-from llmlab.corpus_writer.template import Character, Place, TemplateError, Thing, render
+from makedata.corpus_writer import chat, dialogues, diversity, grammar, lexicon, spelling, stories
+from makedata.corpus_writer.build import check
+from makedata.corpus_writer.draft import Draft
+from makedata.corpus_writer.plots.lost import lost_thing
+from makedata.corpus_writer.grammar import FEM, MASC, PL, SG, Noun, adjective, article, number_word, plural, tidy
+from makedata.corpus_writer.template import Character, Place, TemplateError, Thing, render
 
 DATA = resources.files("llmlab") / "data"
 GENERATED = sorted(p for p in (DATA / "corpus" / "raw").iterdir() if p.name.startswith("gen_"))

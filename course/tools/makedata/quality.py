@@ -9,7 +9,7 @@ Perplexity says how well a model predicts text; these say what its own text look
 - ``repetition_rate``: within one sample, the share of word 4-grams that repeat an earlier
   4-gram of the same sample (0 = no loop; a model stuck in "el agua, el agua, el agua" scores
   high), averaged over the samples;
-- ``answer_perplexity``: perplexity of a chat model on the reference answers of held-out questions;
+- ``chat_answer_perplexity``: perplexity of a chat model on the reference answers of held-out questions;
 - ``on_topic``: whether an answer stays on the question's topic, by a deliberately simple rule (see
   its docstring), and ``reference_overlap`` for how much of the reference answer it says.
 
@@ -24,14 +24,15 @@ import unicodedata
 
 import torch
 
-from .chat import STOP_TOKENS, encode_chat
+from llmlab.chat import STOP_TOKENS, encode_chat
+from llmlab.model import generate
+from llmlab.sampling import Sampler
+from llmlab.train import build_sft_examples, evaluate
+
 from .corpus_writer import spelling
 from .corpus_writer.diversity import words
-from .model import generate
-from .sampling import Sampler
-from .train import build_sft_examples, evaluate
 
-__all__ = ["PROMPTS", "answer_perplexity", "chat_answers", "content_stems", "continuations", "on_topic",
+__all__ = ["PROMPTS", "chat_answer_perplexity", "chat_answers", "content_stems", "continuations", "on_topic",
            "reference_overlap", "repetition_rate", "spread", "valid_word_rate"]
 
 # Beginnings of texts in the registers of the corpus (and of the labs' examples).
@@ -88,7 +89,7 @@ def repetition_rate(text: str, n: int = 4) -> float:
 # ---------------------------------------------------------------------------------------------
 # Chat
 # ---------------------------------------------------------------------------------------------
-def answer_perplexity(model, tok, conversations: list, *, style: str = "chatml", seq_len: int | None = None) -> float:
+def chat_answer_perplexity(model, tok, conversations: list, *, style: str = "chatml", seq_len: int | None = None) -> float:
     """Perplexity on the assistant's answers of ``conversations`` (the prompts are given, not scored)."""
     seq_len = seq_len or model.config.max_seq_len - 1
     rows, mask = build_sft_examples(conversations, tok, seq_len=seq_len, style=style)

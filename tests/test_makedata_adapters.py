@@ -1,4 +1,4 @@
-"""python -m llmlab.build_adapters --smoke: the whole pipeline on a few steps, and what it writes.
+"""python course/tools/makedata adapters --smoke: the whole pipeline on a few steps, and what it writes.
 
 The real results are not checked here (they depend on the shipped models, which get rebuilt); the
 smoke build proves that every stage runs on whatever models ``llmlab.pretrained`` ships and that
@@ -9,7 +9,8 @@ import json
 import math
 
 import pytest
-from llmlab import build_adapters, lora, pretrained
+from llmlab import lora, pretrained
+from makedata import adapters as build_adapters
 
 
 @pytest.fixture(scope="module")

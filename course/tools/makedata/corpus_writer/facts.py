@@ -1,7 +1,7 @@
 """Short informative texts built from the word banks' facts: animal and food cards, school reports,
 riddles, jobs, and lessons about the course's own subject.
 
-The same facts answer the chat questions (:mod:`llmlab.corpus_writer.chat`), so what es-chat is
+The same facts answer the chat questions (:mod:`makedata.corpus_writer.chat`), so what es-chat is
 asked has been written somewhere in the corpus. Each writer takes a ``random.Random`` and picks
 one of several ways to say things; the informative texts are fewer than the stories (they are
 about a fixed list of things), so each exists in a few distinct versions, not thousands.

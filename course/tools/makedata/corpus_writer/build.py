@@ -1,7 +1,7 @@
 """Write the generated part of the corpus and of the chat data, and the corpus report.
 
-    python -m llmlab.corpus_writer            # rewrite llmlab/data/corpus/raw/gen_*.txt, chat/gen_qa.jsonl, corpus/REPORT.md
-    python -m llmlab.corpus_writer --check    # regenerate in memory and compare with the files (exit 1 if they differ)
+    python course/tools/makedata corpus            # rewrite llmlab/data/corpus/raw/gen_*.txt, chat/gen_qa.jsonl, corpus/REPORT.md
+    python course/tools/makedata corpus --check    # regenerate in memory and compare with the files (exit 1 if they differ)
 
 The output is a pure function of the code: the same version of llmlab writes the same bytes on
 any machine. Stories and dialogues are written seed after seed; one that is too similar to one
@@ -17,6 +17,7 @@ import json
 import sys
 from pathlib import Path
 
+from .. import DATA
 from . import chat, dialogues, facts, stories
 from .diversity import MinHashIndex, shingles
 
@@ -27,9 +28,9 @@ REJECT_ABOVE = 0.4  # drop a new document this similar to one already kept
 TARGET_BYTES = {"cuentos": 2_750_000, "dialogos": 1_000_000}  # UTF-8 bytes of text per generated style
 DOCS_PER_FILE = {"cuentos": 200, "dialogos": 250, "fichas": 250}
 TITLES = {
-    "cuentos": "Cuentos sencillos (generados por llmlab.corpus_writer)",
-    "dialogos": "Diálogos de cada día (generados por llmlab.corpus_writer)",
-    "fichas": "Fichas, trabajos de clase y lecciones (generados por llmlab.corpus_writer)",
+    "cuentos": "Cuentos sencillos (generados por makedata.corpus_writer)",
+    "dialogos": "Diálogos de cada día (generados por makedata.corpus_writer)",
+    "fichas": "Fichas, trabajos de clase y lecciones (generados por makedata.corpus_writer)",
 }
 # What generated data there is, relative to llmlab/data: a test checks that nothing else is named gen_*.
 GENERATED = ("corpus/raw/gen_*.txt", "chat/gen_qa.jsonl")
@@ -109,8 +110,8 @@ def check(data_dir: Path) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m llmlab.corpus_writer", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data-dir", default=str(Path(__file__).resolve().parents[1] / "data"))
+    parser = argparse.ArgumentParser(prog="python course/tools/makedata corpus", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data-dir", default=str(DATA))
     parser.add_argument("--check", action="store_true", help="compare with the files instead of writing them")
     parser.add_argument("--no-report", action="store_true", help="do not rewrite corpus/REPORT.md")
     args = parser.parse_args(argv)

@@ -12,7 +12,7 @@ Map of the package (read in this order):
 - ``diversity.py`` (distinct-n, MinHash near-duplicates, vocabulary) and ``spelling.py`` (hunspell): measuring it;
 - ``build.py`` and ``report.py``: writing ``llmlab/data`` and ``llmlab/data/corpus/REPORT.md``.
 
-Everything is a pure function of fixed seeds: ``python -m llmlab.corpus_writer --check`` proves the committed
+Everything is a pure function of fixed seeds: ``python course/tools/makedata corpus --check`` proves the committed
 files are exactly what this code writes. Nothing here is needed to *use* the corpus (``llmlab.corpus`` reads
 the files); it is how the files were made, kept in the package so a reader can see it and change it.
 """

@@ -19,8 +19,8 @@ A template is Spanish text with two kinds of marks::
   ================  =====================================================  ===========================
 
 A cast value that is a plain string is itself a template, rendered with the same cast. The
-renderer knows nothing about stories: :mod:`llmlab.corpus_writer.stories` decides what to say,
-this module only says it with correct agreement (:mod:`llmlab.corpus_writer.grammar`).
+renderer knows nothing about stories: :mod:`makedata.corpus_writer.stories` decides what to say,
+this module only says it with correct agreement (:mod:`makedata.corpus_writer.grammar`).
 """
 
 from __future__ import annotations

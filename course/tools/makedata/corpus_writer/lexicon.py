@@ -8,7 +8,7 @@ are few and the sentences simple), and every word is in Debian's Spanish spellin
 Nouns carry their gender (``Noun("pelota", "f")``); tags say what a plot may do with a thing
 (only a thing tagged ``"high"`` can get stuck in a tree; only a ``"small"`` one gets lost in the
 sand). Facts about animals, foods, objects and jobs feed both the stories and the short
-encyclopedia entries and chat answers (:mod:`llmlab.corpus_writer.facts`), so what the chat model
+encyclopedia entries and chat answers (:mod:`makedata.corpus_writer.facts`), so what the chat model
 is asked is written somewhere in the corpus.
 """
 

@@ -1,6 +1,6 @@
 """A text being written: its cast, its random choices and its paragraphs.
 
-The plots (:mod:`llmlab.corpus_writer.stories`, :mod:`llmlab.corpus_writer.dialogues`) only decide
+The plots (:mod:`makedata.corpus_writer.stories`, :mod:`makedata.corpus_writer.dialogues`) only decide
 *what happens*; a :class:`Draft` picks one of the ways to say each step, fills it with the cast
 and keeps the paragraphs. ``Draft.text()`` joins them and applies :func:`grammar.tidy`.
 """

@@ -1,0 +1,85 @@
+"""The test layers: every test belongs to exactly one, so each layer runs alone (``pytest -m <layer>``).
+
+- ``unit``: the library's (and the course tools') modules, one ``tests/test_<module>.py`` each: no notebook, no
+  subprocess, no server. The default for a file not named below.
+- ``parity``: llmlab against the real ecosystem (transformers, PEFT, gguf, the openai client on a loopback server).
+- ``labs``: the labs themselves: structure, mutants, alternatives, generated material, and nbval on ``solutions/``
+  (with ``--nbval``: ``make test`` passes it; ``make test-fast`` does not collect notebooks at all).
+- ``grading``: the grading pipeline: stages, resume, Dask, the hostile submissions.
+- ``e2e``: end to end: browser, wheel, site, bundle, server processes.
+
+``make test-fast`` = unit + parity; ``make test`` = everything but the heaviest end-to-end files (``HEAVY``) and the
+slow hostile cases; ``make test-all`` (``.ci/run``) = all of it. A file joins a layer other than ``unit`` by being listed in
+``LAYERS``; a single test can carry its own layer mark (``@pytest.mark.e2e``), which wins over its file's.
+Other marks (``slow``, ``hostile``, ``notebooks``...) say something else and combine with the layer.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+# Set before anything imports transformers / huggingface_hub.
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+# Kernels started by nbval and nbgrader inherit this environment: never export MPLBACKEND=Agg here,
+# or notebooks stop producing the plot outputs their stored versions have.
+os.environ.pop("MPLBACKEND", None)
+# Kernels (nbval) compute with one thread, as the notebooks were built: same numbers on any machine.
+os.environ["OMP_NUM_THREADS"] = "1"
+
+ROOT = Path(__file__).resolve().parent
+LAYER_NAMES = ("unit", "parity", "labs", "grading", "e2e")
+
+# Test files (relative to tests/) or folders (ending in "/") outside the unit layer.
+LAYERS = {
+    "parity": [
+        "test_model_hf_parity.py", "test_moe_hf_parity.py", "test_sampling_hf_parity.py", "test_to_hf.py",
+        "test_lora_peft.py", "test_quant_gguf.py", "test_serve_server.py",
+    ],
+    "labs": [
+        "test_lab_structure.py", "test_lab_mutants.py", "test_lab_alternatives.py", "test_lab08_server_cleanup.py",
+        "test_execute_labs.py", "test_release_protection.py", "test_course_pipeline.py", "test_wheel_colab_setup.py",
+        "test_numerics.py",
+    ],
+    "grading": [
+        "test_grading.py", "test_grading_dask.py", "test_grading_export.py", "test_grading_resume.py",
+        "test_grading_stages.py", "hostile/",
+    ],
+    "e2e": [
+        "browser/", "test_wheel_install.py", "test_site.py", "test_dist.py", "test_serve_launcher.py",
+    ],
+}
+# The heaviest end-to-end files (a browser, fresh virtual environments, the whole bundle built and graded):
+# `make test` leaves them to `make test-all` and CI.
+HEAVY = ("browser/", "test_wheel_install.py", "test_dist.py")
+# Files whose tests run notebooks in a Jupyter kernel (nbval's items get the mark too).
+NOTEBOOK_FILES = {"test_lab08_server_cleanup.py", "test_execute_labs.py", "test_wheel_install.py", "test_numerics.py"}
+
+
+def _listed(rel: str, entries) -> bool:
+    """Whether a path relative to tests/ is one of the files, or inside one of the folders, of ``entries``."""
+    return any(rel == e or (e.endswith("/") and rel.startswith(e)) for e in entries)
+
+
+def layer_of(path: Path) -> str:
+    """The layer of a test file: solutions/ notebooks are ``labs``; tests/ files as listed in LAYERS."""
+    parts = path.resolve().relative_to(ROOT).parts if path.resolve().is_relative_to(ROOT) else ()
+    if parts[:1] == ("solutions",):
+        return "labs"
+    rel = "/".join(parts[1:]) if parts[:1] == ("tests",) else ""
+    return next((layer for layer, entries in LAYERS.items() if _listed(rel, entries)), "unit")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        path = Path(str(item.path))
+        if not any(item.get_closest_marker(name) for name in LAYER_NAMES):
+            item.add_marker(getattr(pytest.mark, layer_of(path)))
+        rel = path.resolve().relative_to(ROOT / "tests").as_posix() if path.resolve().is_relative_to(ROOT / "tests") else ""
+        if _listed(rel, HEAVY):
+            item.add_marker(pytest.mark.heavy)
+        if path.suffix == ".ipynb" or path.name in NOTEBOOK_FILES:
+            item.add_marker(pytest.mark.notebooks)
