@@ -354,6 +354,7 @@ def test_quantize_model_and_q8_0_re_export(ours, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.e2e  # a server process (the rest of the file is the parity layer)
 def test_openai_server_serves_it(gguf_path, ours):
     """`python -m llmlab serve --model smollm2-135m-instruct` (what `make serve MODEL=...` runs), on loopback."""
     openai = pytest.importorskip("openai", reason="the server test talks to it with the official client (test extra)")
