@@ -27,8 +27,10 @@ Each module holds one idea of the course, written to be read top to bottom:
   OpenAI-compatible server; ``dissect``: lab 09's pieces of one call (tokens per word, answer perplexity, stop
   reasons, does it fit, diagnosis and decision tables).
 - ``tokenizer`` / ``chat``: byte-level BPE and chat templates.
-- ``corpus`` / ``train`` / ``pretrained``: the project's Spanish corpus, a small trainer and the
-  tiny models shipped with the package.
+- ``corpus`` / ``train`` / ``pretrained``: the project's Spanish corpus, a small trainer, the
+  tiny models shipped with the package and the real published one (SmolLM2-135M-Instruct, from its GGUF file):
+  ``gguf_model`` reads a real GGUF file of the Llama family, ``gguf_tokenizer`` its byte-level BPE and
+  ``chat_template`` renders the file's own Jinja chat template.
 - ``cost``: parameter counts, memory, serving speed and price, for real architectures.
 - ``quant``: quantisation (absmax, zero point, groups), GGUF's Q8_0/Q4_0/Q6_K blocks byte for byte,
   ``quantize_model`` with packed weights, an int8 KV cache; ``export``: GGUF files for llama.cpp.

@@ -40,6 +40,8 @@ import torch
 from .model import ModelConfig, Transformer
 from .quant import ggml
 
+from .tokenizer import gpt2_byte_alphabet  # re-exported: the alphabet GGUF files store tokens in
+
 __all__ = ["GGUF_WEIGHT_TYPES", "to_gguf", "from_gguf", "gguf_tensor_names", "gpt2_byte_alphabet"]
 
 GGUF_WEIGHT_TYPES = ("f32", "f16", "q8_0", "q4_0")
@@ -51,19 +53,6 @@ def _gguf():
     except ImportError as err:  # pragma: no cover - depends on the environment
         raise ImportError("writing GGUF files needs the gguf package: pip install gguf") from err
     return gguf
-
-
-def gpt2_byte_alphabet() -> dict[int, str]:
-    """Byte -> printable character, the alphabet GGUF's "gpt2" tokenizers store tokens in.
-
-    Printable Latin-1 bytes stand for themselves; the other 68 (controls, space, ...) get the code
-    points 256, 257, ... in byte order, so a space is "Ġ" (U+0120).
-    """
-    keep = [*range(0x21, 0x7F), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
-    extra = [b for b in range(256) if b not in keep]
-    table = {b: chr(b) for b in keep}
-    table.update({b: chr(256 + i) for i, b in enumerate(extra)})
-    return dict(sorted(table.items()))
 
 
 def gguf_tensor_names(n_layers: int) -> dict[str, str]:

@@ -5,7 +5,7 @@ A published model's vocabulary has its own order (SmolLM2's id 0 is ``<|endoftex
 ``"a"`` is id 65 only by chance), so this class reads the tables as they are:
 
 - ``tokenizer.ggml.tokens``: every token spelled in GPT-2's byte alphabet (a space is ``"Ġ"``,
-  a newline ``"Ċ"``; see :func:`llmlab.export.gpt2_byte_alphabet`);
+  a newline ``"Ċ"``; see :func:`llmlab.tokenizer.gpt2_byte_alphabet`);
 - ``tokenizer.ggml.merges``: ``"left right"`` pairs, best first; merging the two spellings gives
   another token of the list;
 - ``tokenizer.ggml.token_type``: 1 normal, 3 control (``<|im_start|>``: a marker, never text);
@@ -33,7 +33,7 @@ import sys
 import unicodedata
 from typing import Iterable
 
-from .tokenizer import _chunks, _merge, _split_on_specials, _utf8
+from .tokenizer import gpt2_byte_alphabet, merge_pair, pretokenize, split_on_specials, utf8_bytes
 
 __all__ = ["GGUFTokenizer", "gpt2_pattern"]
 
@@ -86,8 +86,6 @@ def gpt2_pattern() -> str:
 
 
 def _byte_alphabet() -> dict[int, str]:
-    from .export import gpt2_byte_alphabet
-
     return gpt2_byte_alphabet()
 
 
@@ -256,7 +254,7 @@ class GGUFTokenizer:
             pair = min(zip(ids, ids[1:]), key=lambda p: self._rank.get(p, (math.inf,))[0])
             if pair not in self._rank:
                 break
-            ids = _merge(ids, pair, self._rank[pair][1])
+            ids = merge_pair(ids, pair, self._rank[pair][1])
         if len(self._cache) > 100_000:
             self._cache.clear()
         self._cache[chunk] = result = tuple(ids)
@@ -266,13 +264,13 @@ class GGUFTokenizer:
         """Text -> ids. Control tokens typed in ``text`` stay text unless ``allowed_special`` says otherwise."""
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
-        _utf8(text)
+        utf8_bytes(text)
         ids: list[int] = []
-        for piece, is_special in _split_on_specials(text, self._allowed(allowed_special)):
+        for piece, is_special in split_on_specials(text, self._allowed(allowed_special)):
             if is_special:
                 ids.append(self.special_tokens[piece])
                 continue
-            for chunk in _chunks(self._regex, piece):
+            for chunk in pretokenize(self._regex, piece):
                 ids.extend(self._encode_chunk(chunk.encode("utf-8")))
         return ids
 

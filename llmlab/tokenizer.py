@@ -92,10 +92,10 @@ def pre_tokenize(text: str, pattern: str | re.Pattern = DEFAULT_PATTERN) -> list
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
-    return _chunks(re.compile(pattern) if isinstance(pattern, str) else pattern, text)
+    return pretokenize(re.compile(pattern) if isinstance(pattern, str) else pattern, text)
 
 
-def _chunks(regex: re.Pattern, text: str) -> list[str]:
+def pretokenize(regex: re.Pattern, text: str) -> list[str]:
     chunks, pos = [], 0
     for match in regex.finditer(text):
         if match.start() == match.end():
@@ -109,7 +109,7 @@ def _chunks(regex: re.Pattern, text: str) -> list[str]:
     return chunks
 
 
-def _split_on_specials(text: str, specials: Iterable[str]) -> Iterator[tuple[str, bool]]:
+def split_on_specials(text: str, specials: Iterable[str]) -> Iterator[tuple[str, bool]]:
     """Yield ``(piece, is_special)``: the special tokens found in ``text`` and the text between them."""
     specials = sorted(set(specials), key=len, reverse=True)  # longest first: "[/INST]" before "[INST]"
     if not specials:
@@ -122,7 +122,7 @@ def _split_on_specials(text: str, specials: Iterable[str]) -> Iterator[tuple[str
             yield piece, i % 2 == 1  # re.split puts the captured separators at odd positions
 
 
-def _utf8(text: str) -> bytes:
+def utf8_bytes(text: str) -> bytes:
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError as err:
@@ -136,7 +136,7 @@ def _utf8(text: str) -> bytes:
 # ---------------------------------------------------------------------------------------------
 # 2. Training
 # ---------------------------------------------------------------------------------------------
-def _merge(ids: list[int], pair: tuple[int, int], new_id: int) -> list[int]:
+def merge_pair(ids: list[int], pair: tuple[int, int], new_id: int) -> list[int]:
     """Replace every occurrence of ``pair`` in ``ids`` by ``new_id``, scanning left to right."""
     out, i = [], 0
     while i < len(ids):
@@ -183,7 +183,7 @@ def _learn_merges(chunk_counts: dict[bytes, int], n_merges: int, min_frequency: 
         delta: Counter = Counter()  # net change of each pair's count in this step
         for w in where.pop(pair):
             word, freq = words[w], freqs[w]
-            new_word = _merge(word, pair, new_id)
+            new_word = merge_pair(word, pair, new_id)
             if len(new_word) == len(word):
                 continue  # this word lost the pair in an earlier merge (sets are cleaned lazily)
             for p in zip(word, word[1:]):
@@ -302,9 +302,9 @@ class BPETokenizer:
         for i, doc in enumerate(documents):
             if not isinstance(doc, str):
                 raise TypeError(f"training documents must be str, item {i} is {type(doc).__name__}")
-            for piece, is_special in _split_on_specials(doc, special_tokens):
+            for piece, is_special in split_on_specials(doc, special_tokens):
                 if not is_special:
-                    chunk_counts.update(_utf8(c) for c in _chunks(tokenizer._regex, piece))
+                    chunk_counts.update(utf8_bytes(c) for c in pretokenize(tokenizer._regex, piece))
 
         n_merges = vocab_size - minimum
         merges = _learn_merges(chunk_counts, n_merges, min_frequency)
@@ -376,7 +376,7 @@ class BPETokenizer:
             pair = min(zip(ids, ids[1:]), key=lambda p: self._rank.get(p, math.inf))
             if pair not in self._rank:
                 break  # no mergeable pair left
-            ids = _merge(ids, pair, N_BYTES + self._rank[pair])
+            ids = merge_pair(ids, pair, N_BYTES + self._rank[pair])
         if len(self._cache) > 100_000:
             self._cache.clear()  # keep memory bounded on huge inputs
         self._cache[chunk] = result = tuple(ids)
@@ -391,13 +391,13 @@ class BPETokenizer:
         """
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
-        _utf8(text)  # fail early, with the position in the whole text, on a lone surrogate
+        utf8_bytes(text)  # fail early, with the position in the whole text, on a lone surrogate
         ids: list[int] = []
-        for piece, is_special in _split_on_specials(text, self._allowed(allowed_special)):
+        for piece, is_special in split_on_specials(text, self._allowed(allowed_special)):
             if is_special:
                 ids.append(self.special_tokens[piece])
                 continue
-            for chunk in _chunks(self._regex, piece):
+            for chunk in pretokenize(self._regex, piece):
                 ids.extend(self._encode_chunk(chunk.encode("utf-8")))
         return ids
 
@@ -575,7 +575,7 @@ def compression_stats(tokenizer, text: str) -> dict[str, float]:
         raise ValueError("text must contain at least one word")
     encoded = tokenizer.encode(text)
     n_tokens = len(getattr(encoded, "ids", encoded))
-    n_chars, n_bytes = len(text), len(_utf8(text))
+    n_chars, n_bytes = len(text), len(utf8_bytes(text))
     return {
         "characters": n_chars,
         "bytes": n_bytes,
@@ -585,3 +585,16 @@ def compression_stats(tokenizer, text: str) -> dict[str, float]:
         "characters_per_token": n_chars / n_tokens,
         "bytes_per_token": n_bytes / n_tokens,
     }
+
+
+def gpt2_byte_alphabet() -> dict[int, str]:
+    """Byte -> printable character, the alphabet GGUF's "gpt2" tokenizers store tokens in.
+
+    Printable Latin-1 bytes stand for themselves; the other 68 (controls, space, ...) get the code
+    points 256, 257, ... in byte order, so a space is "Ġ" (U+0120).
+    """
+    keep = [*range(0x21, 0x7F), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
+    extra = [b for b in range(256) if b not in keep]
+    table = {b: chr(b) for b in keep}
+    table.update({b: chr(256 + i) for i, b in enumerate(extra)})
+    return dict(sorted(table.items()))

@@ -121,8 +121,8 @@ def test_byte_tokenizer_is_one_token_per_byte():
 
 
 def test_merge_scans_left_to_right():
-    assert tk._merge([1, 1, 1], (1, 1), 9) == [9, 1]
-    assert tk._merge([1, 2, 1, 2, 3], (1, 2), 9) == [9, 9, 3]
+    assert tk.merge_pair([1, 1, 1], (1, 1), 9) == [9, 1]
+    assert tk.merge_pair([1, 2, 1, 2, 3], (1, 2), 9) == [9, 9, 3]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -212,7 +212,7 @@ def naive_merges(docs, n_merges, min_frequency=2):
         if counts[best] < min_frequency:
             break
         merges.append(best)
-        words = [(tk._merge(w, best, 255 + len(merges)), f) for w, f in words]
+        words = [(tk.merge_pair(w, best, 255 + len(merges)), f) for w, f in words]
     return merges
 
 
