@@ -27,13 +27,12 @@ from __future__ import annotations
 
 import functools
 import math
-import operator
 import re
 import sys
 import unicodedata
 from typing import Iterable
 
-from .tokenizer import gpt2_byte_alphabet, merge_pair, pretokenize, split_on_specials, utf8_bytes
+from .tokenizer import ByteLevelBPEEncoding, gpt2_byte_alphabet, merge_pair
 
 __all__ = ["GGUFTokenizer", "gpt2_pattern"]
 
@@ -89,7 +88,7 @@ def _byte_alphabet() -> dict[int, str]:
     return gpt2_byte_alphabet()
 
 
-class GGUFTokenizer:
+class GGUFTokenizer(ByteLevelBPEEncoding):
     """Byte-level BPE from a GGUF file's tables; the interface of :class:`llmlab.tokenizer.BPETokenizer`.
 
     ``special_tokens`` maps each control token's text to its id. ``bos_id`` is the id llmlab puts
@@ -260,32 +259,7 @@ class GGUFTokenizer:
         self._cache[chunk] = result = tuple(ids)
         return result
 
-    def encode(self, text: str, allowed_special: str | Iterable[str] | None = ()) -> list[int]:
-        """Text -> ids. Control tokens typed in ``text`` stay text unless ``allowed_special`` says otherwise."""
-        if not isinstance(text, str):
-            raise TypeError(f"text must be a str, got {type(text).__name__}")
-        utf8_bytes(text)
-        ids: list[int] = []
-        for piece, is_special in split_on_specials(text, self._allowed(allowed_special)):
-            if is_special:
-                ids.append(self.special_tokens[piece])
-                continue
-            for chunk in pretokenize(self._regex, piece):
-                ids.extend(self._encode_chunk(chunk.encode("utf-8")))
-        return ids
-
     # -- decoding --------------------------------------------------------------------------------
-    def _check_id(self, token_id) -> int:
-        if isinstance(token_id, bool):
-            raise TypeError("token ids must be integers, got a bool")
-        try:
-            i = operator.index(token_id)
-        except TypeError:
-            raise TypeError(f"token ids must be integers, got {type(token_id).__name__}") from None
-        if not 0 <= i < len(self):
-            raise IndexError(f"token id {i} is out of range for a vocabulary of {len(self)} ids (0..{len(self) - 1})")
-        return i
-
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes of one id; for a control token, its text in UTF-8."""
         return self._bytes[self._check_id(token_id)]

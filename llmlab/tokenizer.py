@@ -207,7 +207,43 @@ def _learn_merges(chunk_counts: dict[bytes, int], n_merges: int, min_frequency: 
 # ---------------------------------------------------------------------------------------------
 # 3. The tokenizer
 # ---------------------------------------------------------------------------------------------
-class BPETokenizer:
+class ByteLevelBPEEncoding:
+    """Encoding and id checks shared by the byte-level BPE tokenizers (:class:`BPETokenizer`, and
+    :class:`llmlab.gguf_tokenizer.GGUFTokenizer` for a real model's file): a class using it provides
+    ``special_tokens``, ``_allowed``, ``_regex``, ``_encode_chunk`` and ``__len__``."""
+
+    def encode(self, text: str, allowed_special: str | Iterable[str] | None = ()) -> list[int]:
+        """Text -> token ids.
+
+        ``allowed_special`` says which special-token strings become their control id:
+        ``()``/``"none"`` (default: none, every special string is encoded as plain text),
+        ``"all"``, or a set such as ``{"<|eos|>"}``.
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        utf8_bytes(text)  # fail early, with the position in the whole text, on a lone surrogate
+        ids: list[int] = []
+        for piece, is_special in split_on_specials(text, self._allowed(allowed_special)):
+            if is_special:
+                ids.append(self.special_tokens[piece])
+                continue
+            for chunk in pretokenize(self._regex, piece):
+                ids.extend(self._encode_chunk(chunk.encode("utf-8")))
+        return ids
+
+    def _check_id(self, token_id) -> int:
+        if isinstance(token_id, bool):
+            raise TypeError("token ids must be integers, got a bool")
+        try:
+            i = operator.index(token_id)
+        except TypeError:
+            raise TypeError(f"token ids must be integers, got {type(token_id).__name__}") from None
+        if not 0 <= i < len(self):
+            raise IndexError(f"token id {i} is out of range for a vocabulary of {len(self)} ids (0..{len(self) - 1})")
+        return i
+
+
+class BPETokenizer(ByteLevelBPEEncoding):
     """Byte-level BPE: ``merges`` (pairs of ids, in learning order) plus ``special_tokens``.
 
     Build one with :meth:`train` or :meth:`load`. ``BPETokenizer()`` with no merges is a plain
@@ -382,37 +418,7 @@ class BPETokenizer:
         self._cache[chunk] = result = tuple(ids)
         return result
 
-    def encode(self, text: str, allowed_special: str | Iterable[str] | None = ()) -> list[int]:
-        """Text -> token ids.
-
-        ``allowed_special`` says which special-token strings become their control id:
-        ``()``/``"none"`` (default: none, every special string is encoded as plain text),
-        ``"all"``, or a set such as ``{"<|eos|>"}``.
-        """
-        if not isinstance(text, str):
-            raise TypeError(f"text must be a str, got {type(text).__name__}")
-        utf8_bytes(text)  # fail early, with the position in the whole text, on a lone surrogate
-        ids: list[int] = []
-        for piece, is_special in split_on_specials(text, self._allowed(allowed_special)):
-            if is_special:
-                ids.append(self.special_tokens[piece])
-                continue
-            for chunk in pretokenize(self._regex, piece):
-                ids.extend(self._encode_chunk(chunk.encode("utf-8")))
-        return ids
-
     # -- decoding ------------------------------------------------------------------------------
-    def _check_id(self, token_id) -> int:
-        if isinstance(token_id, bool):
-            raise TypeError("token ids must be integers, got a bool")
-        try:
-            i = operator.index(token_id)
-        except TypeError:
-            raise TypeError(f"token ids must be integers, got {type(token_id).__name__}") from None
-        if not 0 <= i < len(self):
-            raise IndexError(f"token id {i} is out of range for a vocabulary of {len(self)} ids (0..{len(self) - 1})")
-        return i
-
     def token_bytes(self, token_id: int) -> bytes:
         """The raw bytes of one id; for a special token, its text in UTF-8."""
         i = self._check_id(token_id)
