@@ -86,7 +86,7 @@ def choose_model(candidates, gpu_gb, overhead=0.25):
 
 # A student who only wraps the library's reference: visible checks pass, hidden ones do not.
 CALLS_REFERENCE = {
-    "softmax": "def softmax(logits, temperature=1.0):\n    return F.softmax(logits, temperature=temperature)",
+    "softmax": "def softmax(logits, temperature=1.0):\n    return lf.softmax(logits, temperature=temperature)",
     "nll": "def nll(probs, reduction='sum'):\n    return M.nll(probs, reduction=reduction)",
     "sequence_log_prob": "def sequence_log_prob(cond_probs):\n    return M.sequence_log_prob(cond_probs)",
     "perplexity": "from llmlab.metrics import perplexity as ppl_ref\n\ndef perplexity(probs):\n    return ppl_ref(probs)",

@@ -119,7 +119,7 @@ def causal_attention_torch(q, k, v):
 CALLS_REFERENCE = {
     "attention_scores": "def attention_scores(Q, K):\n    return AT.attention_scores(Q, K)",
     "causal_mask": "def causal_mask(n, neg=-1e9):\n    return AT.causal_mask(n, neg)",
-    "softmax_rows": "def softmax_rows(S):\n    return F.softmax(S, axis=-1)",
+    "softmax_rows": "def softmax_rows(S):\n    return lf.softmax(S, axis=-1)",
     "causal_attention": "def causal_attention(Q, K, V):\n    return AT.causal_attention(Q, K, V)",
     "multi_head_attention": (
         "def multi_head_attention(X, W_Q, W_K, W_V, W_O, n_heads, causal=True):\n"

@@ -59,7 +59,7 @@ import numpy as np
 
 from llmlab import chat
 from llmlab import cost as C
-from llmlab import functional as F
+from llmlab import functional as lf
 from llmlab import metrics as M
 from llmlab.checks import (
     EjercicioSinHacer, check_array, check_close, check_equal, check_number, check_raises, check_true, check_type,
@@ -268,7 +268,7 @@ def softmax(logits, temperature=1.0):
 # %% nbgrader={"grade_id": "test_softmax", "grade": true, "points": 2}
 # Comprobación del ejercicio 1 · tolerancias: atol=1e-6 (los números del libro llevan 6 decimales); un
 # resultado en float32 también vale.
-with reference_blocked(F.softmax):
+with reference_blocked(lf.softmax):
     p = checked_call(softmax, [5.0, 2.0, 0.0])
     check_array(p, what="softmax([5, 2, 0])", dtype="float", shape=(3,))
     check_close(p, [0.946499, 0.047123, 0.006377], atol=1e-6, what="softmax([5, 2, 0])",
@@ -297,8 +297,8 @@ with hidden("softmax: casos aleatorios, temperaturas, matrices, float32 y logits
               (np.array([[1e4, 0.0], [0.0, -1e4]]), 1.0),  # escalas muy distintas por fila
               (np.array([[1000.0, 999.0], [-1000.0, -1001.0]]), 1.0),  # el máximo de TODA la matriz no vale
               (np.array([3.0, 3.0, 3.0, 3.0]), 1.0), (np.array([7.5]), 2.0), (np.array([2.0, 1.0]), 0.01)]
-    esperados = [F.softmax(z, temperature=t) for z, t in casos]
-    with reference_blocked(F.softmax):
+    esperados = [lf.softmax(z, temperature=t) for z, t in casos]
+    with reference_blocked(lf.softmax):
         for (z, t), esperado in zip(casos, esperados):
             obtenido = checked_call(softmax, z, temperature=t)
             check_array(obtenido, dtype="float", shape=esperado.shape)
@@ -317,7 +317,7 @@ with hidden("softmax: casos aleatorios, temperaturas, matrices, float32 y logits
 temperaturas = [0.5, 1.0, 2.0]
 ancho = 0.27
 for k, t in enumerate(temperaturas):
-    p_t = F.softmax(logits, temperature=t)
+    p_t = lf.softmax(logits, temperature=t)
     plt.bar(posiciones + (k - 1) * ancho, p_t, width=ancho, label=f"T = {t}")
     print(f"T = {t}:", "  ".join(f"{x:.6f}" for x in p_t))
 plt.xticks(posiciones, tokens)
@@ -365,8 +365,8 @@ print(f"pérdida media por token = {perdida / 3:.6f}")
 # `[5, 2, 0]` de la sección 1 y `París` como respuesta correcta, la pérdida es `−ln 0.946499`:
 
 # %%
-entropia_cruzada = -F.log_softmax(logits)[0]  # lo mismo que cross_entropy(logits, París) en PyTorch
-print(f"entropía cruzada = {float(entropia_cruzada):.6f}   −ln P(París) = {-math.log(F.softmax(logits)[0]):.6f}")
+entropia_cruzada = -lf.log_softmax(logits)[0]  # lo mismo que cross_entropy(logits, París) en PyTorch
+print(f"entropía cruzada = {float(entropia_cruzada):.6f}   −ln P(París) = {-math.log(lf.softmax(logits)[0]):.6f}")
 
 # %% [markdown]
 # ### Ejercicio 2 · `nll` (2 puntos · dificultad ★☆☆ · ~10 min)
@@ -1341,7 +1341,7 @@ detecta("softmax sin dividir por la suma", lambda: check_close(
 
 # 3. Temperatura que multiplica en vez de dividir: a T = 0.5 sale la distribución de T = 2.
 detecta("temperatura multiplicando", lambda: check_close(
-    F.softmax(np.array([5.0, 2.0, 0.0]) * 0.5), [0.997482, 0.002473, 0.000045], atol=1e-6, what="T = 0.5"))
+    lf.softmax(np.array([5.0, 2.0, 0.0]) * 0.5), [0.997482, 0.002473, 0.000045], atol=1e-6, what="T = 0.5"))
 
 # 4. Restar el máximo de toda la matriz en vez del de cada fila: una fila entera se queda en 0/0.
 filas_lejanas = np.array([[1000.0, 999.0], [-1000.0, -1001.0]])
@@ -1349,7 +1349,7 @@ with np.errstate(invalid="ignore", under="ignore"):
     global_max = np.exp(filas_lejanas - filas_lejanas.max())
     global_max = global_max / global_max.sum(axis=-1, keepdims=True)
 detecta("máximo global en vez de por fila", lambda: check_close(
-    global_max, F.softmax(filas_lejanas), atol=1e-6, what="softmax de dos filas"))
+    global_max, lf.softmax(filas_lejanas), atol=1e-6, what="softmax de dos filas"))
 
 # 5. Producto de probabilidades en vez de suma de logaritmos: 1000 tokens dan log(0) = -inf.
 with np.errstate(divide="ignore"):

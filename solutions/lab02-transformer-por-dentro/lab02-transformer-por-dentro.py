@@ -61,7 +61,7 @@ from llmlab import attention as ATT
 from llmlab import corpus
 from llmlab import cost as C
 from llmlab import embeddings as EMB
-from llmlab import functional as F
+from llmlab import functional as lf
 from llmlab import model as LM
 from llmlab import positional as POS
 from llmlab import pretrained
@@ -651,7 +651,7 @@ print("desglose de o:", " + ".join(f"{w:.3f}·{v.tolist()}" for w, v in zip(weig
 # - `weights` es la softmax de `scores` (estable: resta el máximo) y `output = weights @ values`, forma `(d_v,)`;
 # - los dos son **arrays de NumPy de floats**; acepta listas y no modifica sus entradas.
 #
-# Escribe tú la softmax (es una línea, y ya la hiciste en el lab 01): no uses `F.softmax`.
+# Escribe tú la softmax (es una línea, y ya la hiciste en el lab 01): no uses `lf.softmax`.
 
 # %% nbgrader={"grade_id": "attention_row", "solution": true}
 def attention_row(scores, values):
@@ -680,7 +680,7 @@ def attention_row(scores, values):
 
 # %% nbgrader={"grade_id": "test_attention_row", "grade": true, "points": 2}
 # Comprobación del ejercicio 4 · tolerancia: 1e-6 (los números del libro llevan 6 decimales).
-with reference_blocked(ATT.attention_row, F.softmax, ATT.softmax_rows):
+with reference_blocked(ATT.attention_row, lf.softmax, ATT.softmax_rows):
     fila_t = checked_call(attention_row, [0.2, 2.0, 1.0], [[0.1, 0.0], [1.0, 0.2], [0.4, 1.0]])
     check_type(fila_t, tuple, what="lo que devuelve attention_row")
     check_equal(len(fila_t), 2, what="elementos de lo que devuelve attention_row", hint="(weights, output)")
@@ -707,7 +707,7 @@ with hidden("attention_row: filas aleatorias, puntuaciones enormes y un solo tok
     casos += [(np.array([5.0, 5.0]), np.array([[1.0], [3.0]]), 1.0), (np.array([-1e4, -1e4 - 1.0]), np.eye(2), 1e4),
               (rng_t.normal(size=4).astype(np.float32), rng_t.normal(size=(4, 3)).astype(np.float32), 1.0)]
     esperados = [ATT.attention_row(s_c, v_c) for s_c, v_c, _ in casos]
-    with reference_blocked(ATT.attention_row, F.softmax, ATT.softmax_rows):
+    with reference_blocked(ATT.attention_row, lf.softmax, ATT.softmax_rows):
         for (s_c, v_c, escala), (w_esp, o_esp) in zip(casos, esperados):
             w_obt, o_obt = checked_call(attention_row, s_c, v_c)
             check_array(w_obt, dtype="float", shape=w_esp.shape)
@@ -767,8 +767,8 @@ q_64, K_64 = rng.normal(size=d_k), rng.normal(size=(10, d_k))
 bruto = K_64 @ q_64
 escalado = bruto / math.sqrt(d_k)
 print(f"desviación típica de q·k: {bruto.std():.2f} sin escalar, {escalado.std():.2f} escalado")
-print("peso máximo sin escalar :", round(float(F.softmax(bruto).max()), 4))
-print("peso máximo escalado    :", round(float(F.softmax(escalado).max()), 4))
+print("peso máximo sin escalar :", round(float(lf.softmax(bruto).max()), 4))
+print("peso máximo escalado    :", round(float(lf.softmax(escalado).max()), 4))
 
 # %% [markdown]
 # ### Ejercicio 5 · `qkv_project` (1 punto · dificultad ★☆☆ · ~5 min)
@@ -858,7 +858,7 @@ with hidden("qkv_project: matrices rectangulares, lotes y listas"):
 # negativo (`−1e9`) donde no. Un `−∞` literal, como el de aquí, es seguro mientras toda fila tenga al menos una
 # posición permitida: si una fila entera fuera `−∞`, la softmax calcularía `−∞ − (−∞) = nan`.
 #
-# Escribe tu propia softmax (o reutiliza la de tu ejercicio 4); no uses `F.softmax`.
+# Escribe tu propia softmax (o reutiliza la de tu ejercicio 4); no uses `lf.softmax`.
 
 # %% nbgrader={"grade_id": "scaled_dot_product_attention", "solution": true}
 def scaled_dot_product_attention(Q, K, V, mask=None):
@@ -893,7 +893,7 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
 # Comprobación del ejercicio 6 · tolerancia: 1e-6 en los números de la frase; en las pruebas con puntuaciones
 # enormes, 1e-4 (en float32 el exponente de la softmax ya pierde cifras).
 BLOQUEADAS_SDPA = (ATT.scaled_dot_product_attention, ATT.attention_scores, ATT.softmax_rows, ATT.causal_attention,
-                   ATT.attention_from_X, F.softmax)
+                   ATT.attention_from_X, lf.softmax)
 X_t = np.array([[0.20, 0.10, -0.30, 0.40], [0.80, -0.20, 0.10, 0.50], [0.10, 0.70, 0.20, -0.10],
                 [0.18, 0.08, -0.25, 0.36], [0.60, 0.40, 0.70, 0.20]])
 with reference_blocked(*BLOQUEADAS_SDPA):
@@ -1035,7 +1035,7 @@ with hidden("most_attended: matrices aleatorias, empates e índices fuera de ran
     rng_t = np.random.default_rng(210)
     casos = []
     for n_c in (1, 2, 5, 9):
-        A_c = F.softmax(rng_t.normal(0, 3, size=(n_c, n_c)), axis=-1)
+        A_c = lf.softmax(rng_t.normal(0, 3, size=(n_c, n_c)), axis=-1)
         casos += [(A_c, int(i_c)) for i_c in range(n_c)]
     empate = np.array([[0.25, 0.25, 0.5, 0.0], [0.4, 0.1, 0.4, 0.1], [0.0, 0.5, 0.0, 0.5], [1.0, 0.0, 0.0, 0.0]])
     casos += [(empate, 1), (empate, 2), (empate.tolist(), 3)]
@@ -1492,11 +1492,11 @@ lo_delata("exponente i/d", lambda: check_close(P_exponente[:, 2], POS.sinusoidal
                                                atol=1e-6, what="columna 2 de PE"))
 
 # 6. Olvidar dividir por √d_k: con d_k = 64 la softmax se satura.
-lo_delata("sin / √d_k", lambda: check_close(F.softmax([64.0, 0.0]), [0.999665, 0.000335], atol=1e-6,
+lo_delata("sin / √d_k", lambda: check_close(lf.softmax([64.0, 0.0]), [0.999665, 0.000335], atol=1e-6,
                                             what="pesos con d_k = 64"))
 
 # 7. Dividir por d_k en lugar de por √d_k: la escala se queda corta por el otro lado.
-lo_delata("dividir por d_k", lambda: check_close(F.softmax([64.0 / 64, 0.0]), [0.999665, 0.000335], atol=1e-6,
+lo_delata("dividir por d_k", lambda: check_close(lf.softmax([64.0 / 64, 0.0]), [0.999665, 0.000335], atol=1e-6,
                                                  what="pesos con d_k = 64"))
 
 # 8. Softmax sin restar el máximo: exp(1000) es infinito y aparecen NaN.

@@ -68,7 +68,7 @@ from torch.nn.functional import scaled_dot_product_attention  # torch's SDPA; F 
 
 from llmlab import attention as AT
 from llmlab import cost as C
-from llmlab import functional as F
+from llmlab import functional as lf
 from llmlab import model as LM
 from llmlab.checks import (
     EjercicioSinHacer, check_array, check_close, check_equal, check_raises, check_shape, check_tensor, check_true,
@@ -457,7 +457,7 @@ A_esperada = np.array([
     [0.218168, 0.213967, 0.284193, 0.283671],
 ])
 S_enmascarada = AT.attention_scores(Q_libro, K_libro) + AT.causal_mask(4)
-with reference_blocked(*REFERENCIAS, F.softmax):
+with reference_blocked(*REFERENCIAS, lf.softmax):
     A_tuya = checked_call(softmax_rows, S_enmascarada)
     check_array(A_tuya, what="softmax_rows de la S enmascarada del libro", dtype="float", shape=(4, 4))
     check_close(A_tuya, A_esperada, atol=1e-6, what="softmax por filas de la S enmascarada del libro",
@@ -478,8 +478,8 @@ with hidden("softmax_rows: lotes, valores enormes y filas con máscara"):
              (rng_t.normal(0, 3, size=(3, 2, 4, 4)) + AT.causal_mask(4), 1e-6), (rng_t.normal(0, 2, size=9), 1e-6),
              (np.full((3, 3), 7.5), 1e-6), (np.array([[900.0, 899.0], [-900.0, -901.0]]), 1e-4),
              (rng_t.normal(0, 2, size=(4, 3)).astype(np.float32), 1e-6), (rng_t.normal(0, 1, size=(5, 5)).tolist(), 1e-6)]
-    esperados = [F.softmax(S_h, axis=-1) for S_h, _ in casos]
-    with reference_blocked(*REFERENCIAS, F.softmax):
+    esperados = [lf.softmax(S_h, axis=-1) for S_h, _ in casos]
+    with reference_blocked(*REFERENCIAS, lf.softmax):
         for (S_h, tol), esperado in zip(casos, esperados):
             obtenido = checked_call(softmax_rows, S_h)
             check_array(obtenido, dtype="float", shape=esperado.shape)

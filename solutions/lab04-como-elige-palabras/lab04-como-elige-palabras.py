@@ -60,7 +60,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from llmlab import functional as F
+from llmlab import functional as lf
 from llmlab import layers as L
 from llmlab import model as LM
 from llmlab import sampling as S
@@ -576,7 +576,7 @@ print(f"uniforme sería 1/{len(tok)} = {1 / len(tok):.4f}")
 candidatos_libro = ["París", "Madrid", "Lyon", "azul"]
 z_libro = torch.tensor([4.0, 3.0, 1.0, 0.0])
 p_libro = torch.softmax(z_libro, dim=-1)
-for c, z, p in zip(candidatos_libro, z_libro.tolist(), F.softmax(z_libro.numpy())):  # en float64 para imprimir
+for c, z, p in zip(candidatos_libro, z_libro.tolist(), lf.softmax(z_libro.numpy())):  # en float64 para imprimir
     print(f"{c:7s} logit {z:4.1f}  ->  p = {p:.6f}")
 
 # %% [markdown]
@@ -606,7 +606,7 @@ for c, z, p in zip(candidatos_libro, z_libro.tolist(), F.softmax(z_libro.numpy()
 candidatos_hora = ["10", "9", "reunión", "azul"]
 z_hora4 = [4.2, 3.9, 1.1, -0.7]
 for t in (0.5, 1.0, 2.0):
-    fila = "   ".join(f"{c} {p:.6f}" for c, p in zip(candidatos_hora, F.softmax(z_hora4, temperature=t)))
+    fila = "   ".join(f"{c} {p:.6f}" for c, p in zip(candidatos_hora, lf.softmax(z_hora4, temperature=t)))
     print(f"T = {t}:  {fila}")
 
 # %% [markdown]
@@ -694,22 +694,22 @@ with hidden("apply_temperature: lotes aleatorios, -inf, logits enormes, float64 
 fig, (izq, der) = plt.subplots(1, 2, figsize=(11, 3.6))
 pos = np.arange(4)
 for k, t in enumerate([0.5, 1.0, 2.0]):
-    izq.bar(pos + (k - 1) * 0.27, F.softmax(z_libro.numpy(), temperature=t), width=0.27, label=f"T = {t}")
+    izq.bar(pos + (k - 1) * 0.27, lf.softmax(z_libro.numpy(), temperature=t), width=0.27, label=f"T = {t}")
 izq.set_xticks(pos, candidatos_libro)
 izq.set_ylabel("probabilidad")
 izq.set_title("Mismos logits [4, 3, 1, 0], tres temperaturas")
 izq.legend()
 temps = np.linspace(0.1, 5, 200)
-curvas = np.array([F.softmax(z_libro.numpy(), temperature=t) for t in temps])
+curvas = np.array([lf.softmax(z_libro.numpy(), temperature=t) for t in temps])
 der.plot(temps, curvas[:, 0], label="p(París)")
-der.plot(temps, F.entropy(curvas), label="entropía (nats)")
+der.plot(temps, lf.entropy(curvas), label="entropía (nats)")
 der.axhline(math.log(4), color="gray", linestyle=":", label="máximo: ln 4")
 der.set_xlabel("temperatura T")
 der.set_title("Subir T aplana la distribución")
 der.legend()
 plt.tight_layout()
 plt.show()
-print("entropía a T = 0.5, 1, 2:", np.round(F.entropy([F.softmax(z_libro.numpy(), temperature=t) for t in (0.5, 1, 2)]), 4))
+print("entropía a T = 0.5, 1, 2:", np.round(lf.entropy([lf.softmax(z_libro.numpy(), temperature=t) for t in (0.5, 1, 2)]), 4))
 
 # %% [markdown]
 # ## 8. Top-k y top-p: recortar la cola
@@ -962,7 +962,7 @@ dibuja_nucleo(izq, candidatos_libro, z_libro)
 dibuja_nucleo(der, candidatos, z_hora)
 plt.tight_layout()
 plt.show()
-print("acumulada del capítulo:", np.round(np.cumsum(F.softmax(z_libro.numpy())), 6))
+print("acumulada del capítulo:", np.round(np.cumsum(lf.softmax(z_libro.numpy())), 6))
 
 # %% [markdown]
 # ### Min-p: un umbral relativo al favorito

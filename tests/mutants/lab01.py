@@ -11,7 +11,7 @@ ValueError, plus the chapter's mistakes.
 LAB = "lab01-que-es-un-llm"
 
 REFERENCES = {
-    "softmax": "F.softmax",
+    "softmax": "lf.softmax",
     "nll": "M.nll",
     "sequence_log_prob": "M.sequence_log_prob",
     "perplexity": "M.perplexity",
