@@ -85,14 +85,18 @@ grades: $(VENV)/.installed
 # (labs' notebooks only with $(NBVAL)). test-fast: unit + parity; test: all but the heaviest end-to-end cases
 # and the slow hostile ones; test-all (CI): everything.
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with course/nbval_sanitize.cfg --nbval-cell-timeout=600
+# Test files run side by side on up to four cores (pytest-xdist; a file's tests stay on one worker, so module
+# fixtures such as the demo class's grading run once). WORKERS=0 runs everything in one process.
+WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); [ $$n -gt 4 ] && n=4; echo $$n)
+PARALLEL := $(if $(filter 0,$(WORKERS)),,-n $(WORKERS) --dist loadfile)
 test-fast: $(VENV)/.installed
-	$(PY) -m pytest -m "(unit or parity) and not hostile" $(PYTEST_ARGS)
+	$(PY) -m pytest $(PARALLEL) -m "(unit or parity) and not hostile" $(PYTEST_ARGS)
 
 test: $(VENV)/.installed sysdeps
-	$(PY) -m pytest $(NBVAL) -m "not hostile and not heavy" $(PYTEST_ARGS)
+	$(PY) -m pytest $(PARALLEL) $(NBVAL) -m "not hostile and not heavy" $(PYTEST_ARGS)
 
 test-all: $(VENV)/.installed sysdeps
-	$(PY) -m pytest $(NBVAL) -m "hostile or not hostile" $(PYTEST_ARGS)
+	$(PY) -m pytest $(PARALLEL) $(NBVAL) -m "hostile or not hostile" $(PYTEST_ARGS)
 
 release: $(VENV)/.installed
 	$(PY) $(TOOLS)/build_solutions.py --stamp --check
