@@ -32,7 +32,7 @@ import sys
 import unicodedata
 from typing import Iterable
 
-from .tokenizer import ByteLevelBPEEncoding, gpt2_byte_alphabet, merge_pair
+from .tokenizer import ByteLevelBPEEncoding, gpt2_byte_alphabet
 
 __all__ = ["GGUFTokenizer", "gpt2_pattern"]
 
@@ -231,33 +231,14 @@ class GGUFTokenizer(ByteLevelBPEEncoding):
         return ChatTemplate(self.chat_template_source, self)
 
     # -- encoding --------------------------------------------------------------------------------
-    def _allowed(self, allowed_special) -> frozenset[str]:
-        if allowed_special is None or (isinstance(allowed_special, str) and allowed_special == "none"):
-            return frozenset()
-        if isinstance(allowed_special, str):
-            if allowed_special == "all":
-                return frozenset(self.special_tokens)
-            raise TypeError(f"allowed_special must be 'all', 'none' or a collection of special-token strings, got {allowed_special!r}")
-        allowed = frozenset(allowed_special)
-        unknown = sorted(t for t in allowed if t not in self.special_tokens)
-        if unknown:
-            raise ValueError(f"allowed_special has unknown special tokens {unknown}")
-        return allowed
+    def _chunk_ids(self, chunk: bytes) -> list[int]:
+        return [self._byte_ids[b] for b in chunk if self._byte_ids[b] is not None]
 
-    def _encode_chunk(self, chunk: bytes) -> tuple[int, ...]:
-        cached = self._cache.get(chunk)
-        if cached is not None:
-            return cached
-        ids = [self._byte_ids[b] for b in chunk if self._byte_ids[b] is not None]
-        while len(ids) >= 2:
-            pair = min(zip(ids, ids[1:]), key=lambda p: self._rank.get(p, (math.inf,))[0])
-            if pair not in self._rank:
-                break
-            ids = merge_pair(ids, pair, self._rank[pair][1])
-        if len(self._cache) > 100_000:
-            self._cache.clear()
-        self._cache[chunk] = result = tuple(ids)
-        return result
+    def _merge_rank(self, pair: tuple[int, int]) -> float:
+        return self._rank.get(pair, (math.inf,))[0]
+
+    def _merged_id(self, pair: tuple[int, int]) -> int:
+        return self._rank[pair][1]  # the file lists the merged token itself
 
     # -- decoding --------------------------------------------------------------------------------
     def token_bytes(self, token_id: int) -> bytes:

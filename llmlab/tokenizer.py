@@ -210,7 +210,9 @@ def _learn_merges(chunk_counts: dict[bytes, int], n_merges: int, min_frequency: 
 class ByteLevelBPEEncoding:
     """Encoding and id checks shared by the byte-level BPE tokenizers (:class:`BPETokenizer`, and
     :class:`llmlab.gguf_tokenizer.GGUFTokenizer` for a real model's file): a class using it provides
-    ``special_tokens``, ``_allowed``, ``_regex``, ``_encode_chunk`` and ``__len__``."""
+    ``special_tokens``, ``_regex``, ``_cache`` (a dict), ``__len__`` and the three merge hooks: the ids a chunk
+    starts as (``_chunk_ids``), a pair's rank (``_merge_rank``, ``math.inf`` when no merge makes it) and the id
+    a merge makes (``_merged_id``)."""
 
     def encode(self, text: str, allowed_special: str | Iterable[str] | None = ()) -> list[int]:
         """Text -> token ids.
@@ -230,6 +232,39 @@ class ByteLevelBPEEncoding:
             for chunk in pretokenize(self._regex, piece):
                 ids.extend(self._encode_chunk(chunk.encode("utf-8")))
         return ids
+
+    def _allowed(self, allowed_special) -> frozenset[str]:
+        if allowed_special is None or (isinstance(allowed_special, str) and allowed_special == "none"):
+            return frozenset()
+        if isinstance(allowed_special, str):
+            if allowed_special == "all":
+                return frozenset(self.special_tokens)
+            raise TypeError(
+                "allowed_special must be 'all', 'none' or a collection of special-token strings, "
+                f"got the string {allowed_special!r} (wrap a single token in a set: {{{allowed_special!r}}})"
+            )
+        allowed = frozenset(allowed_special)
+        unknown = sorted(t for t in allowed if t not in self.special_tokens)
+        if unknown:
+            known = list(self.special_tokens)
+            raise ValueError(f"allowed_special has unknown special tokens {unknown}; known: {known}")
+        return allowed
+
+    def _encode_chunk(self, chunk: bytes) -> tuple[int, ...]:
+        """Apply the merges to one chunk, lowest rank (earliest learned) first, as in training."""
+        cached = self._cache.get(chunk)
+        if cached is not None:
+            return cached
+        ids = self._chunk_ids(chunk)
+        while len(ids) >= 2:
+            pair = min(zip(ids, ids[1:]), key=self._merge_rank)
+            if self._merge_rank(pair) == math.inf:
+                break  # no mergeable pair left
+            ids = merge_pair(ids, pair, self._merged_id(pair))
+        if len(self._cache) > 100_000:
+            self._cache.clear()  # keep memory bounded on huge inputs
+        self._cache[chunk] = result = tuple(ids)
+        return result
 
     def _check_id(self, token_id) -> int:
         if isinstance(token_id, bool):
@@ -385,38 +420,14 @@ class BPETokenizer(ByteLevelBPEEncoding):
         return self._check_id(token_id) in self._special_by_id
 
     # -- encoding ------------------------------------------------------------------------------
-    def _allowed(self, allowed_special) -> frozenset[str]:
-        if allowed_special is None or (isinstance(allowed_special, str) and allowed_special == "none"):
-            return frozenset()
-        if isinstance(allowed_special, str):
-            if allowed_special == "all":
-                return frozenset(self.special_tokens)
-            raise TypeError(
-                "allowed_special must be 'all', 'none' or a collection of special-token strings, "
-                f"got the string {allowed_special!r} (wrap a single token in a set: {{{allowed_special!r}}})"
-            )
-        allowed = frozenset(allowed_special)
-        unknown = sorted(t for t in allowed if t not in self.special_tokens)
-        if unknown:
-            known = list(self.special_tokens)
-            raise ValueError(f"allowed_special has unknown special tokens {unknown}; known: {known}")
-        return allowed
+    def _chunk_ids(self, chunk: bytes) -> list[int]:
+        return list(chunk)  # ids 0..255 are the bytes themselves
 
-    def _encode_chunk(self, chunk: bytes) -> tuple[int, ...]:
-        """Apply the merges to one chunk, lowest rank (earliest learned) first, as in training."""
-        cached = self._cache.get(chunk)
-        if cached is not None:
-            return cached
-        ids = list(chunk)
-        while len(ids) >= 2:
-            pair = min(zip(ids, ids[1:]), key=lambda p: self._rank.get(p, math.inf))
-            if pair not in self._rank:
-                break  # no mergeable pair left
-            ids = merge_pair(ids, pair, N_BYTES + self._rank[pair])
-        if len(self._cache) > 100_000:
-            self._cache.clear()  # keep memory bounded on huge inputs
-        self._cache[chunk] = result = tuple(ids)
-        return result
+    def _merge_rank(self, pair: tuple[int, int]) -> float:
+        return self._rank.get(pair, math.inf)
+
+    def _merged_id(self, pair: tuple[int, int]) -> int:
+        return N_BYTES + self._rank[pair]  # merge k made id 256 + k
 
     # -- decoding ------------------------------------------------------------------------------
     def token_bytes(self, token_id: int) -> bytes:
