@@ -2234,6 +2234,8 @@ else:
 #   PagedAttention* (vLLM): la caché KV por bloques que usa `llmlab.serve`.
 # - N. F. Liu et al. (2024), *Lost in the Middle: how language models use long contexts*: por qué un contexto
 #   largo no se usa igual en todas sus posiciones.
+# - J. Su et al. (2024), *RoFormer*, el artículo de RoPE; B. Zhang y R. Sennrich (2019), la RMSNorm; N. Shazeer
+#   (2020), las variantes GLU de las que sale SwiGLU.
 # - Y. Leviathan, M. Kalman y Y. Matias (2023), *Fast inference from transformers via speculative decoding*.
 # - J. Ainslie et al. (2023), *GQA*, y T. Dao et al. (2022), *FlashAttention*: menos caché y menos tráfico de
 #   memoria.
