@@ -116,3 +116,29 @@ def test_score_options_reproduces_the_chapter_kit():
             D.score_options({"a": {"x": 1}}, bad)
     with pytest.raises(ValueError):
         D.score_options({"a": {"x": 1}}, {"x": 1, "y": 1})
+
+
+def test_kv_growth_over_turns_follows_the_history():
+    growth = D.kv_growth_over_turns([2048] * 8, 32, 32, 128)
+    assert growth[-1] == pytest.approx(8.0, abs=1e-12)  # 16K tokens at 0.5 MiB per token (guide G-8)
+    assert growth == sorted(growth) and len(growth) == 8
+    assert D.kv_growth_over_turns([100, 0], 1, 1, 1, bytes_per_value=1, system_tokens=28) == pytest.approx(
+        [256 / 2**30, 256 / 2**30], abs=1e-18)
+    assert D.kv_growth_over_turns([], 32, 8, 128) == []
+    for bad in ([2.5], [-1], [True]):
+        with pytest.raises(ValueError):
+            D.kv_growth_over_turns(bad, 32, 8, 128)
+    with pytest.raises(ValueError):
+        D.kv_growth_over_turns([10], 32, 0, 128)
+
+
+def test_recommend_model_type_checks_in_the_stated_order():
+    assert D.recommend_model_type(1) == "instruido"
+    assert D.recommend_model_type(2) == "chat"
+    assert D.recommend_model_type(5, reasoning=True) == "razonamiento"
+    assert D.recommend_model_type(5, reasoning=True, tools=True) == "herramientas"
+    assert D.recommend_model_type(1, tools=True, fine_tune=True) == "base"
+    assert set(D.MODEL_TYPES) == {"base", "instruido", "chat", "razonamiento", "herramientas"}
+    for bad in (0, 1.5, True):
+        with pytest.raises(ValueError):
+            D.recommend_model_type(bad)

@@ -1,7 +1,8 @@
 """Demo class for lab 09: fictional students covering what a real class hands in.
 
 Points per exercise: tokens_per_word + words_per_second 2, answer_perplexity 3, generate_with_stops 2 (find the bug),
-kv_mib_per_token + kv_gib_for_context 2, fits_on_device 3, diagnose 1 (find the bug), score_options 3 (16 autograded)
+kv_mib_per_token + kv_gib_for_context 2, fits_on_device 3, kv_growth_over_turns 2, diagnose 1 (find the bug),
+score_options 3, recommend_model_type 1 (19 autograded)
 + 4 for the written decision (graded by hand in formgrader). An untouched find-the-bug cell keeps its bug and scores
 0, even with the checks switched
 off (ines_parchea: only the exercises she solved count).
@@ -75,6 +76,25 @@ def fits_on_device(n_params, weight_bits, context, n_layers, n_kv_heads, head_di
     return n_params * weight_bits / 8 / 1e9 + reserve_gb <= device_gb  # el contexto lo admite el modelo
 '''
 
+ONLY_THE_TURN = '''
+def kv_growth_over_turns(turn_tokens, n_layers, n_kv_heads, head_dim, bytes_per_value=2, system_tokens=0):
+    """GiB de caché KV de una conversación al terminar cada turno."""
+    por_token = 2 * n_layers * n_kv_heads * head_dim * bytes_per_value
+    return [n * por_token / 2**30 for n in turn_tokens]  # cada turno con su caché
+'''
+
+TYPES_IN_ENGLISH = '''
+def recommend_model_type(turns, fine_tune=False, tools=False, reasoning=False):
+    """Tipo de modelo del que partir según las necesidades de la tarea."""
+    if tools:
+        return "tool-tuned"
+    if reasoning:
+        return "reasoning"
+    if fine_tune:
+        return "base"
+    return "chat" if turns > 1 else "instruct"
+'''
+
 UNWEIGHTED_MEAN = '''
 def score_options(options, weights, minimums=None):
     """Opciones ordenadas por su puntuación ponderada, con mínimos que excluyen."""
@@ -115,13 +135,21 @@ CALLS_REFERENCE = {
     "matriz_decision": (
         "def score_options(options, weights, minimums=None):\n    return D.score_options(options, weights, minimums)"
     ),
+    "kv_por_turnos": (
+        "def kv_growth_over_turns(turn_tokens, n_layers, n_kv_heads, head_dim, bytes_per_value=2, system_tokens=0):\n"
+        "    return D.kv_growth_over_turns(turn_tokens, n_layers, n_kv_heads, head_dim, bytes_per_value, system_tokens)"
+    ),
+    "tipo_de_modelo": (
+        "def recommend_model_type(turns, fine_tune=False, tools=False, reasoning=False):\n"
+        "    return D.recommend_model_type(turns, fine_tune=fine_tune, tools=tools, reasoning=reasoning)"
+    ),
 }
 
 STUDENTS = {
     # Everything right, written answer included.
     "ana_correcta": {
         "answers": "solution",
-        "expected": {"score": 16, "flags": ["manual"]},
+        "expected": {"score": 19, "flags": ["manual"]},
     },
     # Opened the release and handed it in untouched.
     "bruno_sin_tocar": {
@@ -145,6 +173,8 @@ STUDENTS = {
             "cabe_en_gpu": WEIGHT_BITS_FOR_KV,
             "diagnostico": "solution",
             "matriz_decision": UNWEIGHTED_MEAN,
+            "kv_por_turnos": ONLY_THE_TURN,
+            "tipo_de_modelo": TYPES_IN_ENGLISH,
             "respuesta_decision": "Elegiría siempre el modelo más grande que quepa en la GPU: es el que más sabe.",
         },
         "expected": {"score": 1, "flags": ["manual"]},
@@ -154,10 +184,10 @@ STUDENTS = {
     "elena_trampa": {
         "answers": {**{gid: "solution" for gid in [
             "tokens_por_palabra", "perplejidad_respuesta", "bucle_con_paradas", "regla_kv", "diagnostico",
-            "matriz_decision", "respuesta_decision"]},
+            "matriz_decision", "kv_por_turnos", "tipo_de_modelo", "respuesta_decision"]},
             "cabe_en_gpu": FITS_IGNORING_KV},
         "edit_cells": {"test_cabe_en_gpu": "# Comprobación del ejercicio 5\nassert True"},
-        "expected": {"score": 13, "flags": ["manipulada", "manual"], "tests": {"test_cabe_en_gpu": 0}},
+        "expected": {"score": 16, "flags": ["manipulada", "manual"], "tests": {"test_cabe_en_gpu": 0}},
     },
     # The file got truncated on upload: it cannot be read, and the rest of the class is still graded.
     "fede_roto": {

@@ -15,6 +15,8 @@ module holds the small reference pieces lab 09 grades, one per stage:
   free context, and weight bits are not KV bytes (guide G-1, G-5, G-M1, G-M2).
 - ``DIAGNOSIS``, ``diagnose``: chapter 08's table "symptom -> first stage to look at" (8-M6).
 - ``score_options``: a weighted decision matrix with minimum thresholds (chapter 08's kit, 8-M1).
+- ``kv_growth_over_turns``: the KV cache of a chat after each turn, the history resent every time (G-8).
+- ``MODEL_TYPES``, ``recommend_model_type``: base, instruct, chat, reasoning or tool-tuned (guide TG.10).
 
 The KV rule of thumb itself (0.5 MiB per token for a 7B MHA model) lives in
 ``llmlab.cost.kv_mib_per_token``. Units: decimal GB (1e9 bytes) in ``fits_on_device``; seconds.
@@ -23,19 +25,22 @@ One module per idea: ``units``, ``perplexity``, ``stops``, ``memory``, ``decisio
 here, as ``llmlab.dissect``.
 """
 
-from .decisions import DIAGNOSIS, diagnose, score_options
-from .memory import fits_on_device
+from .decisions import DIAGNOSIS, MODEL_TYPES, diagnose, recommend_model_type, score_options
+from .memory import fits_on_device, kv_growth_over_turns
 from .perplexity import answer_perplexity
 from .stops import STOP_REASONS, generate_with_stops
 from .units import tokens_per_word, words_per_second
 
 __all__ = [
     "DIAGNOSIS",
+    "MODEL_TYPES",
     "STOP_REASONS",
     "answer_perplexity",
     "diagnose",
     "fits_on_device",
     "generate_with_stops",
+    "kv_growth_over_turns",
+    "recommend_model_type",
     "score_options",
     "tokens_per_word",
     "words_per_second",

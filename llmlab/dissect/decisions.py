@@ -55,3 +55,25 @@ def score_options(options: dict, weights: dict, minimums: dict | None = None) ->
             continue
         ranked.append((name, sum(float(w) * float(scores[c]) for c, w in weights.items()) / total))
     return sorted(ranked, key=lambda item: (-item[1], item[0]))
+
+
+# The inference guide's model types (TG.10), in the order a recommendation checks them.
+MODEL_TYPES = ("base", "instruido", "chat", "razonamiento", "herramientas")
+
+
+def recommend_model_type(turns: int, *, fine_tune: bool = False, tools: bool = False, reasoning: bool = False) -> str:
+    """Which kind of checkpoint to start from (guide TG.10), one of ``MODEL_TYPES``.
+
+    Checked in this order: a fine-tuning of your own starts from ``"base"``; tool calls or strict JSON
+    need ``"herramientas"``; multi-step maths, logic or verification ``"razonamiento"``; a dialogue of
+    more than one turn ``"chat"``; a one-off instruction ``"instruido"``. ``turns`` is an int >= 1.
+    """
+    if isinstance(turns, bool) or not isinstance(turns, int) or turns < 1:
+        raise ValueError(f"turns must be an int >= 1, got {turns!r}")
+    if fine_tune:
+        return "base"
+    if tools:
+        return "herramientas"
+    if reasoning:
+        return "razonamiento"
+    return "chat" if turns > 1 else "instruido"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numbers
+
 from llmlab.arguments import real_number
 from llmlab.cost.footprint import kv_cache_values, memory_needed, weight_bytes
 
@@ -26,3 +28,29 @@ def fits_on_device(n_params: float, weight_bits: float, context: int, n_layers: 
     kv = kv_cache_values(n_layers, batch, context, n_kv_heads, head_dim) * real_number(kv_bytes, "kv_bytes", positive=True)
     device_gb = real_number(device_gb, "device_gb", positive=True)
     return memory_needed(weights, kv) / 1e9 + real_number(reserve_gb, "reserve_gb") <= device_gb
+
+
+def kv_growth_over_turns(turn_tokens, n_layers: int, n_kv_heads: int, head_dim: int,
+                         bytes_per_value: float = 2, system_tokens: int = 0) -> list[float]:
+    """KV cache of one chat, in GiB (2**30 bytes), after each of its turns (guide G-8, TG.11).
+
+    A chat resends its whole history, so after turn ``i`` the cache holds ``system_tokens`` plus the
+    tokens of turns ``0..i``; each token costs ``2 · L · H_kv · d_h · bytes_per_value`` bytes. Returns one
+    float per turn (an empty list for no turns). Token counts must be integers >= 0 (``2.5`` is refused).
+    A 7B MHA model in FP16 (0.5 MiB per token) after eight turns of 2 048 tokens: 16 384 tokens, 8 GiB.
+    """
+    for value, name in ((n_layers, "n_layers"), (n_kv_heads, "n_kv_heads"), (head_dim, "head_dim")):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+    per_token = kv_cache_values(n_layers, 1, 1, n_kv_heads, head_dim) * real_number(
+        bytes_per_value, "bytes_per_value", positive=True)
+    counts = [system_tokens, *turn_tokens]
+    for i, n in enumerate(counts):
+        name = "system_tokens" if i == 0 else f"turn_tokens[{i - 1}]"
+        if isinstance(n, bool) or not isinstance(n, numbers.Real) or n < 0 or n != int(n):
+            raise ValueError(f"{name} must be an integer >= 0, got {n!r}")
+    history, growth = int(system_tokens), []
+    for n in turn_tokens:
+        history += int(n)
+        growth.append(history * per_token / 2**30)
+    return growth

@@ -12,8 +12,9 @@
 # [![Abrir en Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/llmlab-curso/llmlab/blob/main/labs/lab09-disecciona-una-llamada/lab09-disecciona-una-llamada.ipynb)
 #
 # **Capítulo 08** de *Facsímil 03 · Arquitecturas y modelos*, con la guía de inferencia ·
-# duración estimada: **3 horas** (50 min de lectura y figuras y 2 h 10 min de ejercicios y de la pregunta
-# razonada; cada ejercicio indica su tiempo y su dificultad)
+# duración estimada: **4 horas y media** (102 min de lectura y figuras y 2 h 48 min de ejercicios y de la
+# pregunta razonada; cada ejercicio indica su tiempo y su dificultad; la ampliación con un modelo publicado y las
+# extensiones «Para ir más allá» son opcionales y quedan fuera de la cuenta)
 #
 # Desde fuera, una llamada a un LLM es una caja: entra un texto y sale otro. En este último laboratorio la
 # abrimos y seguimos **una sola petición** de principio a fin, con el modelo instruido del curso (`es-chat`) y
@@ -29,12 +30,17 @@
 #    palabras por segundo, no en tokens por segundo;
 # 2. medir lo que cuesta una plantilla de chat equivocada (perplejidad de la respuesta y texto generado) y
 #    comprobar que hay exactamente un BOS;
-# 3. ver qué crea el *prefill* (la caché KV, byte a byte) y cuánto tarda, y seguir el *decode* paso a paso con
+# 3. seguir un token por dentro del modelo (embedding, formas, proyecciones por cabeza, RMSNorm y flujo
+#    residual, SwiGLU, RoPE) y mirarlo con ganchos sin tocarlo;
+# 4. ver qué crea el *prefill* (la caché KV, byte a byte) y cuánto tarda, y seguir el *decode* paso a paso con
 #    los candidatos y sus probabilidades;
-# 4. elegir un preajuste de decodificación por caso de uso y escribir el bucle con sus tres condiciones de parada;
-# 5. obtener JSON válido por construcción con decodificación restringida;
-# 6. calcular la caché KV con la regla de oro en MiB exactos y decidir si un contexto cabe en una GPU;
-# 7. diagnosticar un síntoma por etapa y defender una elección de modelo con una matriz de decisión ponderada.
+# 5. elegir un preajuste de decodificación por caso de uso, usar `min_p`, `logit_bias`, penalizaciones y `seed`, y
+#    escribir el bucle con sus tres condiciones de parada;
+# 6. obtener JSON válido por construcción con decodificación restringida;
+# 7. calcular la caché KV con la regla de oro en MiB exactos, decidir si un contexto cabe en una GPU y seguir su
+#    crecimiento turno a turno en una conversación;
+# 8. diagnosticar un síntoma por etapa, separar los cinco planos de un modelo, recomendar un tipo de modelo y
+#    defender una elección con una matriz de decisión ponderada.
 #
 # **Cómo se trabaja.** Escribe tu código en las celdas que dicen `ESCRIBE TU CÓDIGO AQUÍ`; en los ejercicios
 # «encuentra el error» la celda ya trae una función con un fallo típico que tienes que arreglar. Debajo de cada
@@ -43,6 +49,10 @@
 # solo los ejemplos. No llames a las versiones de referencia de `llmlab.dissect` ni a las de la caché KV de
 # `llmlab.cost`: en las comprobaciones están bloqueadas. No modifiques las celdas de comprobación; se restauran
 # antes de corregir.
+#
+# **Predecir y medir.** Antes del experimento del flujo residual (sección 2 bis) una celda «Tu predicción» te
+# pide apuntar en una línea lo que esperas; la celda que mide la imprime antes de sus números. No puntúa: sirve
+# para comparar tu intuición con la medida.
 #
 # **Números.** Los decimales llevan punto, como en Python (`0.5`), y los miles un espacio fino (`16 384`). Los
 # GB son decimales (10⁹ bytes) y los GiB y MiB binarios (2³⁰ y 2²⁰ bytes); cada frase usa una sola unidad.
@@ -445,6 +455,304 @@ for nombre in nombres_v[1:]:
     print(f"{nombre:16s} perplejidad mediana {medianas[nombre] / medianas['right']:.2f} veces la de la plantilla correcta")
 
 # %% [markdown]
+# ## 2 bis. Dentro del modelo: de los IDs a los logits
+#
+# Antes de seguir con el *prefill* abrimos la caja. Entre la lista de IDs y los logits del último token hay
+# una tabla, unos cuantos bloques iguales apilados y una proyección final. Lo recorremos con `es-chat` y con
+# la petición de la escena, pieza a pieza, comprobando cada fórmula contra lo que calcula el propio modelo.
+#
+# ### Un ID se convierte en una fila de la tabla de embeddings
+#
+# El primer paso es una consulta, no una cuenta: el token `t_i` elige la fila `t_i` de la matriz de
+# embeddings `E` (vocabulario × `d_model`). Después se le suma la información de posición:
+#
+# $$x_i = E[t_i] + p_i$$
+#
+# En los modelos con posiciones absolutas (GPT-2), `p_i` es otro vector que se suma aquí. `es-chat`, como
+# Llama, Qwen o SmolLM2, usa **RoPE**: no suma nada en la entrada (su `p_i` es cero) y mete la posición más
+# adelante, girando las consultas y las claves dentro de la atención. En un modelo grande la fila tiene miles
+# de números (4 096 en un 7 B tipo Llama); en `es-chat`, `d_model`.
+
+# %% tags=["nbval-ignore-output"]
+E = modelo.tok_emb.weight.detach()
+pieza = tok.encode(" lunes")[0]  # « lunes» es un solo token BPE de es-chat
+fila = E[pieza]
+print(f"E tiene forma {tuple(E.shape)}: una fila de {E.shape[1]} números por cada uno de los {fmt_int(E.shape[0])} tokens")
+print(f"« lunes» es el token {pieza}; los 6 primeros números de su fila:",
+      " ".join(f"{v:+.3f}" for v in fila[:6].tolist()))
+with torch.no_grad():
+    x_modelo = modelo.tok_emb(torch.tensor([[pieza]]))[0, 0]
+check_true(torch.equal(x_modelo, fila), "la capa de embedding devuelve exactamente la fila E[t]")
+vecinos = torch.nn.functional.cosine_similarity(fila[None], E, dim=-1)
+print(f"coseno con la fila del ID siguiente ({pieza + 1}, {tok.decode([pieza + 1])!r}): {float(vecinos[pieza + 1]):+.3f}; "
+      f"los más parecidos a « lunes»: {[tok.decode([int(i)]) for i in vecinos.topk(4).indices[1:]]}")
+print("es-chat usa RoPE:", modelo.pos_emb is None and modelo.rope is not None, "(no hay vector de posición que sumar)")
+
+# %% [markdown]
+# Dos cosas que ver en la salida. La capa de embedding devuelve **exactamente** la fila de la tabla (la
+# comprobación lo asegura): no hay cálculo, solo indexación. Y la semejanza está en las filas, no en los
+# números de ID: el token siguiente en la tabla no tiene por qué parecerse, y los vecinos por coseno son otros.
+# Esa fila es solo el punto de partida: bloque a bloque, la representación de «plazo» se reescribe con lo
+# que la rodea («entrega», «incidencia», «ampliar»).
+#
+# ### Las formas: `[batch, secuencia, d_model]` entra y sale de cada bloque
+#
+# Para ver las formas sin cambiar el modelo usamos **ganchos** (*forward hooks*) de PyTorch: una función que
+# se ejecuta cada vez que un módulo termina su `forward` y recibe su entrada y su salida. Los colgamos de las
+# piezas del primer bloque, pasamos la petición una vez y los quitamos.
+
+# %%
+formas, capturas = {}, {}
+
+
+def gancho(nombre):
+    def anota(modulo, entrada, salida):
+        salida = salida[0] if isinstance(salida, tuple) else salida
+        formas[nombre] = (tuple(entrada[0].shape), tuple(salida.shape))
+        capturas[nombre] = (entrada[0].detach(), salida.detach())
+    return anota
+
+
+bloque0 = modelo.blocks[0]
+piezas_bloque = {"embedding": modelo.tok_emb, "bloque 0: RMSNorm de atención": bloque0.attn_norm,
+                 "bloque 0: W_Q": bloque0.attn.q_proj, "bloque 0: W_K": bloque0.attn.k_proj,
+                 "bloque 0: W_V": bloque0.attn.v_proj, "bloque 0: atención entera": bloque0.attn,
+                 "bloque 0: RMSNorm del MLP": bloque0.mlp_norm, "bloque 0: SwiGLU": bloque0.mlp,
+                 "bloque 0 entero": bloque0, f"bloque {cfg.n_layers - 1} entero": modelo.blocks[-1],
+                 "RMSNorm final": modelo.final_norm, "proyección de salida": modelo.lm_head}
+asas = [m.register_forward_hook(gancho(n)) for n, m in piezas_bloque.items()]
+try:
+    with torch.no_grad():
+        logits_peticion = modelo(torch.tensor([ids_prompt]))
+finally:
+    for asa in asas:
+        asa.remove()  # un gancho olvidado se queda escuchando en cada llamada futura
+for nombre, (entra, sale) in formas.items():
+    print(f"{nombre:32s} {str(list(entra)):>16s} → {list(sale)}")
+S = len(ids_prompt)
+check_equal(formas["bloque 0 entero"], ((1, S, cfg.d_model), (1, S, cfg.d_model)), what="forma del bloque")
+check_equal(formas["bloque 0: W_K"][1], (1, S, cfg.n_kv_heads * cfg.head_dim), what="salida de W_K")
+
+# %% [markdown]
+# Cada bloque recibe y devuelve un tensor `[1, S, d_model]`: uno por petición del lote, uno por token, con
+# `d_model` números cada uno. Por eso se pueden apilar tantos como se quiera. Dentro, `W_Q` da
+# `n_heads · d_h` números por token y `W_K`, `W_V` solo `n_kv_heads · d_h`: es la GQA de `es-chat`, que guarda
+# en la caché menos claves y valores que consultas hay. Solo al final la proyección de salida cambia la última
+# dimensión por el vocabulario: los logits.
+#
+# ### Cada cabeza tiene sus proyecciones
+#
+# Una cabeza `h` no mira las palabras, mira las representaciones actuales `X` (ya normalizadas) y las
+# proyecta con sus propias matrices:
+#
+# $$Q_h = X W_h^Q, \qquad K_h = X W_h^K, \qquad V_h = X W_h^V$$
+#
+# `W_h^Q` fija qué busca la cabeza, `W_h^K` cómo se ofrece cada posición y `W_h^V` qué contenido aporta si la
+# eligen. En el código no hay una matriz por cabeza: `q_proj` las lleva todas juntas, una detrás de otra, y
+# la salida se parte en trozos de `d_h`. Lo comprobamos sacando a mano la matriz de la cabeza 2.
+
+# %%
+X = capturas["bloque 0: W_Q"][0][0]  # la entrada de las proyecciones: [S, d_model], ya normalizada
+h, dh = 2, cfg.head_dim
+grupo = cfg.n_heads // cfg.n_kv_heads  # consultas que comparten cada clave/valor
+W_hQ = bloque0.attn.q_proj.weight.detach()[h * dh:(h + 1) * dh]  # [d_h, d_model]
+h_kv = h // grupo
+W_hK = bloque0.attn.k_proj.weight.detach()[h_kv * dh:(h_kv + 1) * dh]
+Q_h, K_h = X @ W_hQ.T, X @ W_hK.T  # [S, d_h]
+Q_todas = capturas["bloque 0: W_Q"][1][0].view(S, cfg.n_heads, dh)
+K_todas = capturas["bloque 0: W_K"][1][0].view(S, cfg.n_kv_heads, dh)
+print(f"X {list(X.shape)} · W_h^Q {list(W_hQ.T.shape)} = Q_h {list(Q_h.shape)}; la cabeza {h} usa la clave/valor {h_kv} "
+      f"(cada {grupo} consultas comparten una)")
+check_close(Q_h, Q_todas[:, h], atol=1e-5, what="Q_h a mano frente al trozo de q_proj")
+check_close(K_h, K_todas[:, h_kv], atol=1e-5, what="K_h a mano frente al trozo de k_proj")
+print("coinciden: la proyección de la cabeza es un trozo de la matriz grande")
+
+# %% [markdown]
+# ### Pre-norm: RMSNorm antes de cada subcapa y el flujo residual que las une
+#
+# El bloque no sustituye `x`: le **suma** lo que calcula cada subcapa. Ese `x` que atraviesa el modelo
+# recibiendo sumas es el **flujo residual** (*residual stream*). En los modelos actuales la normalización va
+# antes de cada subcapa (*pre-norm*) y es RMSNorm, que divide por la raíz de la media de los cuadrados sin
+# restar la media (eso lo hacía LayerNorm):
+#
+# $$x' = x + \text{Atención}(\text{RMSNorm}(x)), \qquad x_{\text{sig}} = x' + \text{MLP}(\text{RMSNorm}(x'))$$
+#
+# $$\text{RMSNorm}(x) = \frac{x}{\sqrt{\text{media}(x^2) + \varepsilon}} \odot g$$
+#
+# Con lo que capturaron los ganchos comprobamos las dos cosas: la RMSNorm a mano y la suma del residual.
+
+# %%
+x_ent = capturas["bloque 0 entero"][0][0]  # lo que entra al bloque 0: los embeddings
+g = bloque0.attn_norm.weight.detach()
+rms = x_ent.pow(2).mean(-1, keepdim=True).add(bloque0.attn_norm.eps).sqrt()
+check_close(x_ent / rms * g, capturas["bloque 0: RMSNorm de atención"][1][0], atol=1e-5,
+            what="RMSNorm a mano frente a la del modelo")
+sin_g = x_ent / rms
+print(f"RMS de los embeddings que entran: {float(x_ent.pow(2).mean().sqrt()):.3f}; tras dividir por su RMS, "
+      f"cada vector tiene RMS {float(sin_g.pow(2).mean(-1).sqrt().mean()):.3f} y media "
+      f"{float(sin_g.mean(-1).abs().max()):.3f} como mucho en valor absoluto (no se centra)")
+atencion_sale = capturas["bloque 0: atención entera"][1][0]
+mlp_sale = capturas["bloque 0: SwiGLU"][1][0]
+check_close(x_ent + atencion_sale + mlp_sale, capturas["bloque 0 entero"][1][0], atol=1e-5,
+            what="x + atención + MLP frente a la salida del bloque")
+print("la salida del bloque es la entrada más lo que suman la atención y el MLP: x + Atn(·) + MLP(·)")
+
+# %% [markdown]
+# ### SwiGLU: una puerta que decide qué pasa
+#
+# El MLP de `es-chat` (y de Llama) es una SwiGLU: dos proyecciones de subida en paralelo, una pasa por la
+# función *swish* (`u · σ(u)`, `F.silu` en PyTorch) y hace de puerta para la otra, y una proyección de bajada
+# vuelve a `d_model`:
+#
+# $$\text{SwiGLU}(x) = \big(\text{swish}(x W_\text{gate}) \odot x W_\text{up}\big) W_\text{down}$$
+#
+# La swish va en la rama de la puerta, no en la de subida. Es además donde viven muchos de los parámetros del
+# bloque, como dice la guía.
+
+# %%
+h_mlp = capturas["bloque 0: SwiGLU"][0][0]  # la entrada del MLP: RMSNorm(x')
+mlp = bloque0.mlp
+torch.set_grad_enabled(False)  # solo miramos: sin grafo de gradientes
+a_mano = (torch.nn.functional.silu(h_mlp @ mlp.gate.weight.T) * (h_mlp @ mlp.up.weight.T)) @ mlp.down.weight.T
+check_close(a_mano, mlp_sale, atol=1e-5, what="SwiGLU a mano frente a la del modelo")
+mal_puesta = (h_mlp @ mlp.gate.weight.T * torch.nn.functional.silu(h_mlp @ mlp.up.weight.T)) @ mlp.down.weight.T
+print(f"{cfg.d_model} → {mlp.up.out_features} → {cfg.d_model}; con la swish en la rama equivocada la salida "
+      f"se aleja hasta {float((mal_puesta - mlp_sale).abs().max()):.3f}")
+p_atn = sum(p.numel() for p in bloque0.attn.parameters())
+p_mlp = sum(p.numel() for p in bloque0.mlp.parameters())
+print(f"parámetros del bloque: atención {fmt_int(p_atn)}, SwiGLU {fmt_int(p_mlp)} "
+      f"({fmt_pct(p_mlp / (p_atn + p_mlp))} del bloque sin contar las normas)")
+check_true(p_mlp > p_atn, "el MLP tiene más parámetros que la atención")
+torch.set_grad_enabled(True)
+
+# %% [markdown]
+# ### RoPE: la posición entra girando `q` y `k`
+#
+# RoPE gira cada pareja de coordenadas de `q` y de `k` un ángulo proporcional a la posición del token:
+# `q_i^rot = R(θ_i) q_i`, `k_j^rot = R(θ_j) k_j`. Al multiplicar `q_i^rot · k_j^rot` los dos giros se
+# restan, así que la puntuación depende de la **distancia** `i − j`, no de dónde esté la pareja. A `v` no se le
+# gira nada: la posición solo decide a quién se mira, no qué se trae. Lo comprobamos con una consulta y una
+# clave reales de la cabeza 2, colocadas a distancia 7 en dos sitios distintos del contexto.
+
+# %%
+from llmlab.transformer import apply_rope
+
+
+def puntuacion(q, k, pos_q, pos_k):
+    """q·k tras girar q a la posición pos_q y k a pos_k con el RoPE de es-chat."""
+    cos, sin = modelo.rope(torch.tensor([pos_q, pos_k]))
+    q_rot = apply_rope(q[None, None, None], cos[:1], sin[:1])
+    k_rot = apply_rope(k[None, None, None], cos[1:], sin[1:])
+    return float((q_rot * k_rot).sum())
+
+
+q_real, k_real = Q_h[-1], K_h[3]
+cerca, lejos = puntuacion(q_real, k_real, 10, 3), puntuacion(q_real, k_real, 200, 193)
+print(f"distancia 7 en las posiciones (10, 3): {cerca:.3f}; en (200, 193): {lejos:.3f}")
+check_close(cerca, lejos, rtol=1e-4, atol=1e-4, what="la puntuación solo depende de la distancia")
+cos0, sin0 = modelo.rope(torch.tensor([0]))
+check_close(apply_rope(q_real[None, None, None], cos0, sin0)[0, 0, 0], q_real, atol=1e-6, what="RoPE en la posición 0")
+distancias = np.arange(0, cfg.max_seq_len)
+curva = [puntuacion(q_real, k_real, int(d), 0) for d in distancias]
+check_true(np.diff(curva).max() > 0 > np.diff(curva).min(), "la puntuación sube y baja con la distancia")
+plt.plot(distancias, curva)
+plt.xlabel("distancia i − j entre la consulta y la clave")
+plt.ylabel("q·k tras RoPE")
+plt.title("La misma pareja (q, k) de es-chat a distancias crecientes")
+plt.show()
+
+# %% [markdown]
+# La curva es la misma pareja `(q, k)` a distintas distancias: la puntuación sube y baja con la distancia, y en
+# la posición 0 el giro no cambia nada. Que la posición sea relativa no quiere decir que el modelo use igual
+# todo el contexto. *Lost in the Middle* (Liu et al., 2024) midió que los modelos recuperan peor un dato
+# cuando está en el medio de un contexto largo que cuando está al principio o al final. Para un RAG eso
+# significa ordenar la evidencia, repetir lo crítico y medir la recuperación con el dato en la posición real
+# donde lo pondrá la aplicación. Y un modelo no generaliza solo a contextos más largos que los de su
+# entrenamiento por usar RoPE: para eso existen técnicas como YaRN o la interpolación de posiciones.
+#
+# ### Ganchos en todos los bloques: ¿cómo crece el flujo residual?
+#
+# Ahora colgamos un gancho de **cada** bloque y anotamos la RMS del flujo residual a su salida, token a token,
+# y la comparamos con la de los embeddings que entran al primero.
+#
+# **Tu predicción** (no puntúa). Antes de ejecutar la celda siguiente, escribe en una línea qué esperas: a lo
+# largo de los bloques de `es-chat`, ¿la RMS del flujo residual crece, baja o se queda igual? ¿Cuántas veces
+# la de los embeddings al salir del último bloque? La celda que mide imprime tu predicción antes que los
+# números, así que se ve si la escribiste antes o después de mirarlos.
+
+# %%
+MI_PREDICCION = ""  # una línea, p. ej. "crece, unas 3 veces al final"
+
+# %%
+print("Tu predicción:", MI_PREDICCION.strip() or "(vacía: escríbela en la celda de arriba antes de mirar los números)")
+rms_bloques = {}
+
+
+def mide_rms(i):
+    def anota(modulo, entrada, salida):
+        rms_bloques[i] = salida[0][0].pow(2).mean(-1).sqrt()  # una RMS por token
+    return anota
+
+
+asas = [b.register_forward_hook(mide_rms(i)) for i, b in enumerate(modelo.blocks)]
+try:
+    with torch.no_grad():
+        logits_r, atenciones = modelo(torch.tensor([ids_prompt]), return_attention=True)
+finally:
+    for asa in asas:
+        asa.remove()
+rms_entrada = modelo.tok_emb.weight.detach()[ids_prompt].pow(2).mean(-1).sqrt()
+serie = [float(rms_entrada.median())] + [float(rms_bloques[i].median()) for i in range(cfg.n_layers)]
+for i, v in enumerate(serie):
+    print(("embeddings " if i == 0 else f"bloque {i - 1}    ") + f"RMS mediana {v:.3f}   ({v / serie[0]:.1f} × la entrada)")
+check_true(all(b > a for a, b in zip(serie, serie[1:])), "la RMS del flujo residual crece en cada bloque")
+check_close(logits_r, logits_peticion, atol=1e-5, what="los ganchos no cambian los logits")
+
+# %% tags=["nbval-ignore-output"]
+plt.plot(range(len(serie)), serie, "o-")
+plt.xticks(range(len(serie)), ["emb."] + [f"b{i}" for i in range(cfg.n_layers)])
+plt.ylabel("RMS del flujo residual (mediana por token)")
+plt.title("El flujo residual de es-chat bloque a bloque")
+plt.show()
+
+# %% [markdown]
+# Cada bloque **suma** al flujo, y lo que suma no está normalizado, así que la RMS crece al bajar por el
+# modelo. Nada se rompe, porque cada subcapa lee el flujo a través de su RMSNorm (ve vectores de RMS 1,
+# multiplicados por su peso `g`), y la RMSNorm final hace lo mismo antes de la proyección de salida. Por eso el pre-norm
+# aguanta muchas capas y por eso importan la precisión y las normas: si el flujo crece mucho, un formato de
+# pocos bits lo representa peor.
+#
+# ### La fila de atención del último token
+#
+# La misma pasada devolvió los pesos de atención de cada bloque (`return_attention=True`): un tensor
+# `[batch, cabezas, S, S]` por bloque. La **última fila** es la del token que va a predecir la respuesta: a
+# qué posiciones anteriores mira. La pintamos, media de las cabezas, en el primer y en el último bloque.
+
+# %% tags=["nbval-ignore-output"]
+piezas_prompt = [tok.decode([i]) for i in ids_prompt]
+fig, ejes = plt.subplots(2, 1, figsize=(11, 5), sharex=True)
+for eje, capa in zip(ejes, (0, cfg.n_layers - 1)):
+    fila_atn = atenciones[capa][0, :, -1].mean(0)  # media de las cabezas, fila del último token
+    eje.bar(range(S), fila_atn.numpy(), color="tab:blue")
+    eje.set_ylabel(f"bloque {capa}")
+    eje.grid(False)
+ejes[-1].set_xticks(range(S), piezas_prompt, rotation=90, fontsize=6)
+ejes[0].set_title("A qué mira el último token del prompt (media de las cabezas)")
+plt.tight_layout()
+plt.show()
+for capa in (0, cfg.n_layers - 1):
+    fila_atn = atenciones[capa][0, :, -1].mean(0)
+    top = fila_atn.topk(3).indices.tolist()
+    print(f"bloque {capa}: la fila suma {float(fila_atn.sum()):.3f}; más peso en {[piezas_prompt[i] for i in top]}")
+
+# %% [markdown]
+# Cada fila suma 1 (es una softmax) y solo tiene pesos en posiciones anteriores o en la propia, por la máscara
+# causal. Qué tokens reciben más peso depende del bloque y de la cabeza, y en un modelo tan pequeño no hay que
+# leer demasiado en ello: la fila dice a quién se mira, no por qué. Esa última fila es, en cada bloque y cada
+# cabeza, lo único que el *decode* vuelve a calcular en cada paso; todo lo demás sale de la caché KV, que es
+# lo que llena el prefill de la sección siguiente.
+
+# %% [markdown]
 # ## 3. Prefill: la caché KV que crea una petición
 #
 # Con los IDs listos, el modelo procesa el prompt entero en **una** pasada: el *prefill*. En cada bloque, cada
@@ -606,6 +914,81 @@ for nombre in ("precise", "creative", "code", "deterministic"):
         respuestas.append(tok.decode(salida[len(ids_pregunta):].tolist(), skip_special=True).strip())
     print(f"\n{nombre:13s} {ajuste}: {len(set(respuestas))} respuestas distintas de {MUESTRAS_PREAJUSTE}")
     print(f"    p. ej. «{respuestas[-1][:80]}»")
+
+# %% [markdown]
+# ## 5 bis. Cuatro mandos más: `min_p`, `logit_bias`, penalizaciones y `seed`
+#
+# Los preajustes tocan la temperatura, `top_k` y `top_p`. Los servidores ofrecen más mandos, y cada uno
+# responde a una pregunta distinta: cuánto azar, hasta dónde llega la cola de la distribución y qué impide
+# bucles o salidas rotas.
+#
+# | mando | qué hace | cuándo tocarlo | qué medir después |
+# |---|---|---|---|
+# | `min_p` | quita los tokens con probabilidad menor que `min_p` veces la del más probable | cortar ruido extremo sin cerrar del todo (habitual en runtimes locales) | tokens raros, estabilidad |
+# | `logit_bias` | suma una cantidad al logit de tokens concretos (−100 los prohíbe en la práctica) | forzar o vetar palabras, formatos | cumplimiento del formato y efectos secundarios |
+# | penalizaciones | bajan el logit de lo ya dicho: `repetition_penalty` divide, `frequency_penalty` resta según cuántas veces salió | respuestas que repiten frases | repeticiones, calidad |
+# | `seed` | fija el generador aleatorio de la petición | evaluaciones y depuración reproducibles | variación entre ejecuciones |
+#
+# Empezamos por `min_p`, que a diferencia de `top_p` se adapta a la forma de la distribución: un umbral
+# relativo al favorito. Con los logits del primer paso de la respuesta a nuestra petición:
+
+# %%
+from llmlab.sampling import min_p_filter, top_p_filter
+
+with torch.no_grad():
+    logits_primero = modelo(torch.tensor([ids_prompt]))[0, -1:]
+probs_primero = torch.softmax(logits_primero.double(), dim=-1)[0]
+favorito = float(probs_primero.max())
+for umbral in (0.05, 0.1, 0.3):
+    quedan = int(torch.isfinite(min_p_filter(logits_primero, umbral)).sum())
+    check_equal(quedan, int((probs_primero >= umbral * favorito).sum()), what=f"tokens que deja min_p = {umbral}")
+    print(f"min_p = {umbral:4.2f}: quedan los tokens con p ≥ {umbral * favorito:.4f}: {quedan}")
+quedan_top_p = int(torch.isfinite(top_p_filter(logits_primero, 0.9)).sum())
+print(f"top_p = 0.90 deja {quedan_top_p} (el favorito tiene p = {favorito:.3f})")
+check_true(quedan_top_p > int(torch.isfinite(min_p_filter(logits_primero, 0.1)).sum()),
+           "con esta distribución, top_p = 0.9 deja más tokens que min_p = 0.1")
+
+# %% [markdown]
+# En este primer paso la distribución es plana: ningún token se lleva mucha masa, y para reunir el 90 % `top_p`
+# tiene que admitir muchísimos candidatos, la cola incluida. `min_p` mira solo la distancia al favorito, así
+# que con la misma distribución deja pasar muchos menos. Con una distribución picuda pasaría al revés de
+# forma natural: `min_p` se cerraría casi al favorito.
+
+# %% [markdown]
+# Ahora los otros tres, con el motor de `llmlab.serve`, que los acepta en `SamplingParams` igual que una API
+# de estilo OpenAI. Vetamos con `logit_bias` el primer token de la respuesta voraz y vemos que el modelo tiene
+# que empezar por otro; repetimos una petición muestreada con la misma `seed` y con otra; y comparamos cuántos
+# tokens distintos hay en una respuesta larga con y sin penalización de frecuencia.
+
+# %%
+voraz = motor.generate([ids_prompt], SamplingParams(max_tokens=12, temperature=0, stop_token_ids=FIN_TURNO))[0]
+vetado = voraz.token_ids[0]
+sin_ese = motor.generate([ids_prompt], SamplingParams(max_tokens=12, temperature=0, stop_token_ids=FIN_TURNO,
+                                                      logit_bias={vetado: -100}))[0]
+print(f"voraz:                 «{voraz.text}»")
+print(f"con logit_bias −100 a {tok.decode([vetado])!r}: «{sin_ese.text}»")
+check_true(sin_ese.token_ids[0] != vetado, "el token vetado ya no sale el primero")
+muestreo = dict(max_tokens=16, temperature=1.0, stop_token_ids=FIN_TURNO)
+a, b, c = motor.generate([ids_prompt] * 3, [SamplingParams(seed=7, **muestreo), SamplingParams(seed=7, **muestreo),
+                                            SamplingParams(seed=8, **muestreo)])
+print(f"\nseed 7: «{a.text}»\nseed 7: «{b.text}»\nseed 8: «{c.text}»")
+check_equal(a.token_ids, b.token_ids, what="dos peticiones con la misma seed")
+largo = dict(max_tokens=30, temperature=0, stop_token_ids=FIN_TURNO, logit_bias={vetado: -100})
+normal, penalizado = motor.generate([ids_prompt] * 2, [SamplingParams(**largo),
+                                                     SamplingParams(frequency_penalty=1.0, **largo)])
+distintos = {}
+for nombre, r in (("sin penalización", normal), ("frequency_penalty = 1", penalizado)):
+    distintos[nombre] = len(set(r.token_ids)) / len(r.token_ids)
+    print(f"\n{nombre}: {len(set(r.token_ids))} tokens distintos de {len(r.token_ids)}: «{r.text[:90]}»")
+check_true(distintos["frequency_penalty = 1"] > distintos["sin penalización"],
+           "con la penalización de frecuencia la respuesta repite menos")
+
+# %% [markdown]
+# Lo que enseña la celda: `logit_bias` actúa sobre IDs, no sobre palabras (para vetar una palabra hay que vetar
+# cada token en que la parte el tokenizador, y con cuidado, porque esos trozos salen en otras palabras); la
+# misma `seed` con los mismos parámetros da los mismos tokens, que es lo que hace falta para reproducir un
+# fallo; y la penalización de frecuencia saca a la respuesta voraz del bucle sin tocar la temperatura. Ninguno de estos
+# mandos hace que el modelo sepa más: cambian cómo se elige entre lo que ya calculó.
 
 # %% [markdown]
 # ## 6. Cuándo parar
@@ -1040,6 +1423,183 @@ with hidden("fits_on_device: bordes exactos, GB frente a GiB, lote, reserva y er
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# ## 8 bis. Contextos largos y conversaciones que crecen
+#
+# En 2026 los modelos locales suelen anunciar ventanas de 8K o 32K tokens, algunos de 128K o 256K, y los
+# sistemas más grandes llegan al millón. Que una ventana se **admita** no quiere decir que salga barata, ni
+# rápida, ni que el modelo la use bien: un modelo de 128K puede volverse muy lento hacia los 64K y perder
+# coherencia antes de llenarla. La memoria ya la sabes calcular; el tiempo lo da `llmlab.cost`. Llama 3.1 8B
+# en FP16, en una H100, con prompts cada vez más largos y 100 tokens de salida:
+
+# %%
+spec_largo, hw_largo = C.get_model("llama-3.1-8b"), C.get_hardware("h100-sxm")
+ventanas = [8_192, 32_768, 65_536, 131_072]
+ttft_ventana = {}
+for n in ventanas:
+    r = C.predict_request(spec_largo, hw_largo, n, 100, "fp16")
+    ttft_ventana[n] = r["ttft_s"]
+    print(f"{fmt_int(n):>8s} tokens: TTFT {r['ttft_s']:6.2f} s, caché KV {C.kv_gib_for_context(n, 32, 8, 128):5.2f} GiB "
+          f"(un 7 B MHA necesitaría {C.kv_gib_for_context(n, 32, 32, 128):5.1f} GiB)")
+print(f"1M tokens: {C.kv_gib_for_context(2**20, 32, 8, 128):.0f} GiB de caché con GQA-8, solo para una conversación")
+razon = ttft_ventana[65_536] / ttft_ventana[8_192]
+print(f"\n8 veces más contexto (8K → 64K) cuesta {razon:.1f} veces más tiempo hasta el primer token")
+check_true(razon > 8, "el prefill crece más deprisa que el contexto")
+
+# %% [markdown]
+# El prefill crece **más** que el contexto: cada token nuevo atiende a todos los anteriores, y esa parte del
+# cálculo crece con el cuadrado de la longitud. Por eso un modelo que admite 128K se nota lento mucho antes de
+# llegar al límite.
+#
+# Dos casos de la guía con los mismos números. Un documento de 20 000 tokens tiene que procesarse entero
+# antes de la primera palabra de la respuesta, y su caché, en el 7 B MHA de la regla de oro, ocupa 20 000 ×
+# 0.5 MiB. Y con un prompt de 10 000 tokens, ¿cuánto del tiempo total es prefill? Depende de cuánto se
+# conteste: lo comparamos con una respuesta corta (la etiqueta JSON de la escena), una media y una larga, y
+# con la petición contraria: 100 tokens de entrada y 2 000 de salida.
+
+# %%
+doc = C.predict_request(spec_largo, hw_largo, 20_000, 300, "fp16")
+print(f"documento de 20 000 tokens: caché del 7 B MHA {C.kv_gib_for_context(20_000, 32, 32, 128):.2f} GiB; "
+      f"con Llama 3.1 8B en la H100, {doc['ttft_s']:.2f} s antes de la primera palabra")
+casos_tiempo = [(10_000, 20), (10_000, 100), (10_000, 2_000), (100, 2_000)]
+reparto = {}
+for n_in, n_out in casos_tiempo:
+    r = C.predict_request(spec_largo, hw_largo, n_in, n_out, "fp16")
+    reparto[(n_in, n_out)] = (r["ttft_s"], r["decode_s"])
+    print(f"{fmt_int(n_in):>6s} de entrada y {fmt_int(n_out):>5s} de salida: prefill {r['ttft_s']:.2f} s, "
+          f"decode {r['decode_s']:.2f} s → el prefill es el {fmt_pct(r['ttft_s'] / r['total_s'])} del total")
+check_true(reparto[(10_000, 20)][0] > reparto[(10_000, 20)][1], "con 10 000 tokens y una respuesta corta domina el prefill")
+check_true(reparto[(100, 2_000)][1] > 100 * reparto[(100, 2_000)][0], "100 tokens de entrada y 2 000 de salida: manda el decode")
+
+fig, ax = plt.subplots(figsize=(9, 2.6))
+for y, caso in enumerate(casos_tiempo):
+    pre, dec = reparto[caso]
+    ax.barh(y, pre, color="tab:blue", label="prefill" if y == 0 else None)
+    ax.barh(y, dec, left=pre, color="tab:orange", label="decode" if y == 0 else None)
+ax.set_yticks(range(len(casos_tiempo)), [f"{fmt_int(a)} → {fmt_int(b)}" for a, b in casos_tiempo])
+ax.invert_yaxis()
+ax.set_xlabel("segundos (modelo de coste, Llama 3.1 8B FP16 en H100)")
+ax.set_title("Dónde se va el tiempo de una petición: entrada → salida")
+ax.legend()
+plt.show()
+
+# %% [markdown]
+# Las reglas de la guía salen solas de la figura: un prompt largo con respuesta corta es casi todo prefill
+# (la espera antes de ver nada), una respuesta larga es casi todo decode (el ritmo al que salen las palabras),
+# y una conversación larga paga las dos cosas, porque cada turno reenvía la historia entera y la caché crece.
+#
+# ### Una conversación que no para de crecer
+#
+# Un chat no tiene memoria entre llamadas: la aplicación reenvía en cada turno el sistema y **toda** la
+# historia, y el servidor la vuelve a meter en la caché. Después del turno `i`, la caché de la conversación
+# guarda los tokens del sistema más los de los turnos `0…i`. Una interfaz con historia infinita acaba lenta o
+# sin memoria. Con la regla de oro: 16K tokens de conversación en un 7 B MHA en FP16 son 8 GiB, que se leen
+# enteros para generar **cada** token nuevo.
+#
+# ### Ejercicio 6 · `kv_growth_over_turns` (2 puntos · dificultad ★☆☆ · ~15 min)
+#
+# Escribe `kv_growth_over_turns(turn_tokens, n_layers, n_kv_heads, head_dim, bytes_per_value=2,
+# system_tokens=0)`, que devuelve una **lista de floats**, una por turno: los GiB (2³⁰ bytes) de caché KV de
+# la conversación al terminar ese turno.
+#
+# - `turn_tokens[i]` son los tokens que añade el turno `i` (pregunta y respuesta); `system_tokens`, los del
+#   mensaje de sistema, que están desde el principio;
+# - por token, la caché guarda `2 · n_layers · n_kv_heads · head_dim · bytes_per_value` bytes;
+# - con `turn_tokens` vacío devuelve `[]`;
+# - lanza `ValueError` si `n_layers`, `n_kv_heads`, `head_dim` o `bytes_per_value` no son positivos, o si un
+#   número de tokens (de un turno o del sistema) es negativo o no es entero (`2.5`).
+
+# %% nbgrader={"grade_id": "kv_por_turnos", "solution": true}
+def kv_growth_over_turns(turn_tokens, n_layers, n_kv_heads, head_dim, bytes_per_value=2, system_tokens=0):
+    """GiB de caché KV de una conversación al terminar cada turno."""
+    ### BEGIN SOLUTION
+    if min(n_layers, n_kv_heads, head_dim, bytes_per_value) <= 0:
+        raise ValueError("n_layers, n_kv_heads, head_dim y bytes_per_value deben ser positivos")
+    for n in [system_tokens, *turn_tokens]:
+        if n < 0 or n != int(n):
+            raise ValueError("los números de tokens deben ser enteros >= 0")
+    por_token = 2 * n_layers * n_kv_heads * head_dim * bytes_per_value
+    historia, crecimiento = system_tokens, []
+    for n in turn_tokens:
+        historia += n
+        crecimiento.append(float(historia * por_token / 2**30))
+    return crecimiento
+    ### END SOLUTION
+
+
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# Es una suma acumulada: lleva un contador de tokens de la historia que empieza en `system_tokens` y, en cada
+# turno, súmale los tokens del turno y guarda lo que ocupa la historia entera, no solo el turno.
+#
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# `historia * 2 * n_layers * n_kv_heads * head_dim * bytes_per_value / 2**30` al final de cada turno, en un
+# `float(...)`. Para rechazar `2.5`: `n != int(n)`.
+#
+# </details>
+
+# %% nbgrader={"grade_id": "test_kv_por_turnos", "grade": true, "points": 2}
+# Comprobación del ejercicio 6 · tolerancia: 1e-12 (potencias de dos exactas).
+with reference_blocked(*REFERENCIAS, D.kv_growth_over_turns):
+    ocho = checked_call(kv_growth_over_turns, [2048] * 8, 32, 32, 128)
+    check_list(ocho, what="kv_growth_over_turns([2048] * 8, 7B MHA)", length=8)
+    check_number(ocho[0], what="cada elemento", kind="float")
+    check_close(ocho, [0.5 * (i + 1) * 2048 / 1024 for i in range(8)], atol=1e-12,
+                what="ocho turnos de 2 048 tokens en un 7 B MHA FP16",
+                hint="la caché guarda toda la historia: suma acumulada de los turnos")
+    check_close(ocho[-1], 8.0, atol=1e-12, what="16K tokens de conversación", hint="0.5 MiB por token")
+    check_close(checked_call(kv_growth_over_turns, [1024, 1024], 32, 8, 128, system_tokens=2048),
+                [0.375, 0.5], atol=1e-12, what="GQA-8 con 2 048 tokens de sistema", hint="el sistema está desde el principio")
+    check_equal(checked_call(kv_growth_over_turns, [], 32, 32, 128), [], what="una conversación sin turnos")
+    check_raises(lambda: kv_growth_over_turns([10, -1], 32, 32, 128), ValueError, what="un turno con −1 tokens")
+ok("16K tokens de conversación ocupan 8 GiB en un 7 B MHA")
+### BEGIN HIDDEN TESTS
+with hidden("kv_growth_over_turns: otras configuraciones, bytes, sistema, ceros, enteros y errores"):
+    casos = [(([0, 0, 5], 1, 1, 1), {}), (([300, 120, 4096, 7], 28, 4, 128), {"bytes_per_value": 1}),
+             (([1500] * 12, 80, 8, 128), {"system_tokens": 700}), (((3, 4), 2, 2, 64), {"bytes_per_value": 0.5}),
+             (([np.int64(1000), 24], 16, 8, 64), {}), (([50], 4, 2, 32), {"bytes_per_value": 4, "system_tokens": 206})]
+    esperados = [D.kv_growth_over_turns(*a, **k) for a, k in casos]
+    with reference_blocked(*REFERENCIAS, D.kv_growth_over_turns):
+        for (args, kwargs), esperado in zip(casos, esperados):
+            obtenido = checked_call(kv_growth_over_turns, *args, **kwargs)
+            check_list(obtenido, length=len(esperado))
+            for valor in obtenido:
+                check_true(isinstance(valor, float), "cada elemento es un float de Python")
+            check_close(obtenido, esperado, rtol=1e-12, atol=1e-15)
+        for malo_args, malo_kwargs in [(([2.5], 32, 8, 128), {}), (([10], 32, 8, 128), {"system_tokens": -1}),
+                                       (([10], 32, 8, 128), {"system_tokens": 0.5}), (([10], 0, 8, 128), {}),
+                                       (([10], 32, 8, 128), {"bytes_per_value": 0}), (([10], 32, 8, -2), {})]:
+            check_raises(lambda: kv_growth_over_turns(*malo_args, **malo_kwargs), ValueError)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# La figura: un chat de turnos de 1 500 tokens (pregunta, documento pegado y respuesta) con 500 de sistema,
+# en un 7 B con pesos de 4 bits (3.5 GB) en una GPU de 24 GB. La línea marca lo que queda para la caché una vez
+# cargados los pesos; lo que pasa de ahí ya no cabe. Y `es-chat`, cuya ventana es más corta que uno solo de
+# estos turnos, no llegaría ni a terminar el primero.
+
+# %%
+turnos = [1500] * 40
+check_true(500 + turnos[0] > cfg.max_seq_len, "un turno de estos no cabe en la ventana de es-chat")
+libre_gib = (24e9 - 7e9 * 4 / 8) / 2**30  # lo que dejan los pesos de 4 bits en 24 GB, en GiB
+fig, ax = plt.subplots()
+for nombre, kv_heads, color in (("MHA (32 KV)", 32, "tab:red"), ("GQA-8", 8, "tab:orange")):
+    curva = D.kv_growth_over_turns(turnos, 32, kv_heads, 128, system_tokens=500)
+    ax.plot(range(1, len(turnos) + 1), curva, "o-", markersize=3, color=color, label=nombre)
+    llena = next((i + 1 for i, v in enumerate(curva) if v > libre_gib), None)
+    print(f"{nombre}: " + (f"se queda sin memoria en el turno {llena}" if llena else
+                           f"tras {len(turnos)} turnos ocupa {curva[-1]:.1f} GiB de los {libre_gib:.1f} libres"))
+ax.axhline(libre_gib, color="black", linestyle="--", linewidth=1, label="24 GB menos los pesos de 4 bits")
+ax.set_xlabel("turno de la conversación")
+ax.set_ylabel("caché KV (GiB), FP16")
+ax.set_title("La caché de un chat de 7 B crece con cada turno")
+ax.legend()
+plt.show()
+
+# %% [markdown]
 # ## 9. Diagnóstico: del síntoma a la pieza que lo causa
 #
 # Con la llamada diseccionada, cada síntoma apunta a una etapa. El capítulo lo resume en una tabla; la
@@ -1061,7 +1621,7 @@ with hidden("fits_on_device: bordes exactos, GB frente a GiB, lote, reserva y er
 # Mirar solo la respuesta final es el error del capítulo: un fallo puede nacer en la tokenización, el
 # contexto, la decodificación, el runtime o el validador.
 #
-# ### Ejercicio 6 · `diagnose`, encuentra el error (1 punto · dificultad ★☆☆ · ~5 min)
+# ### Ejercicio 7 · `diagnose`, encuentra el error (1 punto · dificultad ★☆☆ · ~5 min)
 #
 # `diagnose(symptom)` devuelve la etapa (un **str**) de la tabla para un síntoma, sin distinguir mayúsculas ni
 # espacios de más, y lanza `ValueError` con un síntoma desconocido. La versión de la celda confunde dos etapas
@@ -1110,7 +1670,7 @@ def diagnose(symptom):
 # </details>
 
 # %% nbgrader={"grade_id": "test_diagnostico", "grade": true, "points": 1}
-# Comprobación del ejercicio 6 · cadenas exactas.
+# Comprobación del ejercicio 7 · cadenas exactas.
 with reference_blocked(*REFERENCIAS):
     etapa = checked_call(diagnose, "tarda en empezar")
     check_type(etapa, str, what="diagnose('tarda en empezar')")
@@ -1165,7 +1725,7 @@ for nombre, notas in OPCIONES_KIT.items():
     print(f"{nombre:25s}" + "".join(f"{notas[c]:10d}" for c in PESOS_KIT))
 
 # %% [markdown]
-# ### Ejercicio 7 · `score_options` (3 puntos · dificultad ★★☆ · ~20 min)
+# ### Ejercicio 8 · `score_options` (3 puntos · dificultad ★★☆ · ~20 min)
 #
 # Escribe `score_options(options, weights, minimums=None)`, que devuelve una **lista de tuplas**
 # `(nombre, puntuación)` ordenada de mayor a menor puntuación:
@@ -1215,7 +1775,7 @@ def score_options(options, weights, minimums=None):
 # </details>
 
 # %% nbgrader={"grade_id": "test_matriz_decision", "grade": true, "points": 3}
-# Comprobación del ejercicio 7 · tolerancia: 1e-9 en las puntuaciones; el orden, exacto.
+# Comprobación del ejercicio 8 · tolerancia: 1e-9 en las puntuaciones; el orden, exacto.
 with reference_blocked(*REFERENCIAS):
     ranking = checked_call(score_options, OPCIONES_KIT, PESOS_KIT)
     check_list(ranking, what="score_options del kit", length=4)
@@ -1291,11 +1851,115 @@ cambios = [f"{pesos_priv[i]:.2f}" for i in range(1, len(ganadoras)) if ganadoras
 print("la ganadora cambia con un peso de privacidad de:", ", ".join(cambios))
 
 # %% [markdown]
+# ## 10 bis. Cinco planos de un modelo y cinco tipos de modelo
+#
+# Al comparar o elegir modelos se mezclan cosas que viven en sitios distintos. Separarlas evita atribuir a
+# una pieza lo que hace otra. Cinco planos:
+#
+# | plano | qué es | qué decide | confusión típica |
+# |---|---|---|---|
+# | arquitectura | capas, atención, MLP, normas, tokenizador, ventana, MoE o no | por qué camino de cálculo pasa cada token | creer que «es un Transformer» explica cómo se comporta |
+# | pesos | los números aprendidos al entrenar y al adaptar | qué patrones sabe | llamar abierto a un modelo porque tiene una demo pública |
+# | post-entrenamiento | SFT, preferencias (RLHF, RLAIF, RLVR), formatos, herramientas, políticas | por qué contesta como asistente y no como texto suelto | atribuir al preentrenamiento lo que viene del alineamiento |
+# | runtime | vLLM, SGLang, llama.cpp o un servidor propio; lotes, caché, cuantización | coste, latencia y usuarios simultáneos | dar por mejor un modelo que solo estaba mejor servido |
+# | producto | interfaz, memoria externa, RAG, herramientas, salvaguardas, evaluación, permisos | lo que vive de verdad la persona usuaria | decir «el modelo puede» cuando lo que puede es el sistema entero |
+#
+# En este cuaderno los has tocado todos: la arquitectura en la sección 2 bis, los pesos de `es-chat`, su
+# post-entrenamiento en la plantilla de chat, el runtime en el motor de `llmlab.serve` y el producto en el
+# contrato JSON y la tabla de diagnóstico.
+#
+# Sobre el mismo Transformer, el post-entrenamiento da **tipos** de modelo distintos, y el nombre del archivo
+# suele decirlo (`-base`, `-Instruct`, `-Chat`, …):
+#
+# | tipo | para qué está hecho | cuándo elegirlo |
+# |---|---|---|
+# | base | continuar texto: solo preentrenamiento | ajuste fino propio, investigación, cadenas a medida |
+# | instruido | seguir una instrucción directa | tareas sueltas, preguntas y respuestas |
+# | chat | diálogo de varios turnos con papeles | asistentes conversacionales |
+# | razonamiento | pensar en varios pasos antes de contestar | matemáticas, lógica, verificación |
+# | herramientas | emitir llamadas estructuradas a funciones | agentes, JSON, funciones |
+#
+# Sin un motivo concreto, lo razonable es empezar por un modelo instruido o de chat reciente que quepa con
+# holgura en la memoria. Un modelo base no sabe que le toca contestar: solo continúa el texto que recibe, y
+# la plantilla de chat no significa nada para él.
+#
+# ### Ejercicio 9 · `recommend_model_type` (1 punto · dificultad ★☆☆ · ~8 min)
+#
+# Escribe `recommend_model_type(turns, fine_tune=False, tools=False, reasoning=False)`, que devuelve un
+# **str**, uno de `"base"`, `"instruido"`, `"chat"`, `"razonamiento"` o `"herramientas"`, mirando las
+# necesidades **en este orden**, y la primera que se cumple decide:
+#
+# 1. si vas a hacer un ajuste fino propio (`fine_tune`), `"base"`;
+# 2. si hay llamadas a herramientas o JSON estricto (`tools`), `"herramientas"`;
+# 3. si hay razonamiento de varios pasos (`reasoning`), `"razonamiento"`;
+# 4. si la conversación tiene más de un turno (`turns > 1`), `"chat"`; con un solo turno, `"instruido"`.
+#
+# Lanza `ValueError` si `turns` no es un `int` mayor o igual que 1 (`1.5`, `0` y `True` no valen).
+
+# %% nbgrader={"grade_id": "tipo_de_modelo", "solution": true}
+def recommend_model_type(turns, fine_tune=False, tools=False, reasoning=False):
+    """Tipo de modelo del que partir según las necesidades de la tarea."""
+    ### BEGIN SOLUTION
+    if isinstance(turns, bool) or not isinstance(turns, int) or turns < 1:
+        raise ValueError("turns debe ser un int >= 1")
+    if fine_tune:
+        return "base"
+    if tools:
+        return "herramientas"
+    if reasoning:
+        return "razonamiento"
+    return "chat" if turns > 1 else "instruido"
+    ### END SOLUTION
+
+
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# Una cadena de `if` con `return` en el orden del enunciado: en cuanto una se cumple, las siguientes no
+# importan. ¿Qué tipo toca a un agente de varios turnos que llama a funciones?
+#
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# Valida primero: `isinstance(turns, bool) or not isinstance(turns, int) or turns < 1` (un `bool` es un `int`
+# en Python). Al final, `"chat" if turns > 1 else "instruido"`.
+#
+# </details>
+
+# %% nbgrader={"grade_id": "test_tipo_de_modelo", "grade": true, "points": 1}
+# Comprobación del ejercicio 9 · cadenas exactas.
+with reference_blocked(*REFERENCIAS, D.recommend_model_type):
+    tipo = checked_call(recommend_model_type, 1)
+    check_type(tipo, str, what="recommend_model_type(1)")
+    check_equal(tipo, "instruido", what="una pregunta suelta", hint="un turno y ninguna otra necesidad")
+    check_equal(checked_call(recommend_model_type, 6), "chat", what="un asistente de seis turnos")
+    check_equal(checked_call(recommend_model_type, 4, tools=True), "herramientas", what="un agente que llama a funciones")
+    check_equal(checked_call(recommend_model_type, 1, reasoning=True), "razonamiento", what="un problema de lógica")
+    check_equal(checked_call(recommend_model_type, 1, fine_tune=True, tools=True), "base",
+                what="un ajuste fino propio", hint="el ajuste fino se mira antes que todo lo demás")
+    check_raises(lambda: recommend_model_type(0), ValueError, what="turns = 0")
+ok("cada tarea con su tipo de modelo")
+### BEGIN HIDDEN TESTS
+with hidden("recommend_model_type: todas las combinaciones, el borde de un turno y errores"):
+    combinaciones = [(t, f, h, r) for t in (1, 2, 9) for f in (False, True) for h in (False, True) for r in (False, True)]
+    esperados = [D.recommend_model_type(t, fine_tune=f, tools=h, reasoning=r) for t, f, h, r in combinaciones]
+    with reference_blocked(*REFERENCIAS, D.recommend_model_type):
+        for (t, f, h, r), esperado in zip(combinaciones, esperados):
+            obtenido = checked_call(recommend_model_type, t, fine_tune=f, tools=h, reasoning=r)
+            check_true(isinstance(obtenido, str), "recommend_model_type devuelve un str")
+            check_equal(obtenido, esperado)
+        check_equal(checked_call(recommend_model_type, 3, False, False, True), "razonamiento")  # por posición
+        for malo in (0, -2, 1.5, 2.0, True, "3"):
+            check_raises(lambda: recommend_model_type(malo), ValueError)
+### END HIDDEN TESTS
+
+# %% [markdown]
 # ## 11. Errores frecuentes
 #
 # Cada tropiezo del capítulo y de la guía, escrito y en marcha, y cazado por la misma clase de comprobación que
 # corrige tus ejercicios. Dos ya los has arreglado tú: el tope que deja pasar un token de más (ejercicio 3) y el
-# prefill confundido con el decode (ejercicio 6).
+# prefill confundido con el decode (ejercicio 7).
 
 # %%
 detecta = show_caught  # ejecuta una comprobación que DEBE fallar y enseña cómo falla
@@ -1342,12 +2006,24 @@ print(f"caché con 4 096 tokens: objetivo {kv_objetivo:.2f} GiB + borrador {kv_b
 detecta("especulativa que «ahorra» caché", lambda: check_close(kv_objetivo - kv_borrador, kv_objetivo + kv_borrador,
                                                               atol=1e-3, what="caché KV con borrador (GiB)"))
 
+# 10. RMSNorm que resta la media (eso es LayerNorm): no da lo que calcula el bloque de es-chat.
+centrado = x_ent - x_ent.mean(-1, keepdim=True)
+como_layernorm = centrado / centrado.pow(2).mean(-1, keepdim=True).add(bloque0.attn_norm.eps).sqrt() * bloque0.attn_norm.weight.detach()
+detecta("RMSNorm que centra", lambda: check_close(como_layernorm, capturas["bloque 0: RMSNorm de atención"][1][0],
+                                                  atol=1e-5, what="RMSNorm del bloque 0"))
+
+# 11. Girar también V con RoPE: la posición cambiaría el contenido que se mezcla, no solo a quién se mira.
+v_real = capturas["bloque 0: W_V"][1][0].view(S, cfg.n_kv_heads, cfg.head_dim)[:, 0]  # [S, d_h]
+cos_v, sin_v = modelo.rope(torch.arange(S))
+v_girado = apply_rope(v_real[None, None], cos_v, sin_v)[0, 0]
+detecta("RoPE aplicado a V", lambda: check_close(v_girado, v_real, atol=1e-5, what="los valores que se mezclan"))
+
 # %% [markdown]
 # Y un error de enfoque, que no cabe en un `check`: **recapitular con siglas** (QKV, MoE, LoRA, KV). Nombrar una
 # pieza no es entenderla; entenderla es poder decir qué entra, qué sale, cuánto cuesta y un ejemplo, como has
 # hecho con cada etapa de esta llamada.
 #
-# ## 12. Pregunta para razonar: elige modelo y despliegue (corrección manual · 4 puntos · ~30 min)
+# ## 12. Pregunta para razonar: elige modelo y despliegue (corrección manual · 4 puntos · ~45 min)
 #
 # Usa `score_options`, `fits_on_device` y los modelos de coste de `llmlab.cost` (en una celda tuya) para
 # decidir la estrategia de **tres** escenarios, con las opciones del kit o con otras que definas:
@@ -1486,8 +2162,36 @@ else:
 # nuestro modelo diminuto solo ha visto español.
 
 # %% [markdown]
+# ### Por dentro de SmolLM2: la fila de un token y el flujo residual
+#
+# Las mismas herramientas de la sección 2 bis sirven con el modelo publicado: su tabla de embeddings y un
+# gancho por bloque. Si el modelo no está, la celda se salta.
+
+# %% tags=["nbval-ignore-output"]
+if smol is None:
+    print("(sección saltada: el modelo real no está disponible)")
+else:
+    id_gato = smol_tok.encode(" cat")[0]
+    fila_smol = smol.tok_emb.weight.detach()[id_gato]
+    print(f"tabla de embeddings {tuple(smol.tok_emb.weight.shape)}; « cat» es el token {id_gato}, fila de "
+          f"{fila_smol.numel()} números: " + " ".join(f"{v:+.3f}" for v in fila_smol[:6].float().tolist()) + " …")
+    rms_smol = {}
+    asas = [b.register_forward_hook(lambda m, e, s, i=i: rms_smol.__setitem__(i, float(s[0][0].float().pow(2).mean(-1).sqrt().median())))
+            for i, b in enumerate(smol.blocks)]
+    try:
+        with torch.no_grad():
+            smol(torch.tensor([ids_en]))
+    finally:
+        for asa in asas:
+            asa.remove()
+    print("RMS mediana del flujo residual, bloque a bloque:", " ".join(f"{rms_smol[i]:.2f}" for i in sorted(rms_smol)))
+
+# %% [markdown]
 # ## Resumen
 #
+# - Dentro del modelo: `x_i = E[t_i] + p_i` es una fila de la tabla (con RoPE, la posición entra después, girando
+#   `q` y `k`); cada bloque recibe y devuelve `[batch, S, d_model]`, normaliza con RMSNorm antes de cada subcapa
+#   y **suma** al flujo residual; la SwiGLU pone la swish en la puerta y lleva la mayor parte de los parámetros.
 # - Todo se cuenta en tokens, pero cada tokenizador parte distinto: compara velocidades en **palabras por
 #   segundo** (4 000 palabras son 5 000 o 7 500 tokens: 1.25 frente a 1.875 tokens por palabra).
 # - La plantilla de chat es un contrato: con la equivocada el modelo contesta peor sin dar ningún error; la
@@ -1500,8 +2204,28 @@ else:
 # - Regla de oro: 0.5 MiB por token en un 7 B MHA FP16 (2, 16 y 64 GiB con 4K, 32K y 128K). Admitir un contexto
 #   no es poder pagarlo: 7 B GQA-8 a 128K son 31.18 GB con pesos FP16 y 20.68 GB con pesos de 4 bits, porque
 #   cuantizar los pesos no encoge la caché.
+# - Un contexto admitido no es barato: el prefill crece más que el contexto, y un chat reenvía su historia en
+#   cada turno, así que su caché crece turno a turno hasta no caber.
+# - `min_p` corta relativo al favorito, `logit_bias` actúa sobre IDs, la misma `seed` reproduce los tokens y las
+#   penalizaciones rompen bucles; ninguno hace que el modelo sepa más.
+# - Arquitectura, pesos, post-entrenamiento, runtime y producto son planos distintos; sin un motivo, se parte de
+#   un modelo instruido o de chat.
 # - Ante un fallo, primero la etapa: la tabla síntoma → etapa. Para elegir modelo, una matriz con pesos y
 #   mínimos explícitos; los márgenes del kit (3.75, 3.65, 3.6, 3.5) dicen que la decisión hay que medirla.
+#
+# ## Para ir más allá (opcional, sin nota y fuera del tiempo estimado)
+#
+# 1. **El flujo residual, cabeza a cabeza.** Con ganchos en `attn.o_proj` de cada bloque, separa lo que suma
+#    cada cabeza al flujo residual (la entrada de `o_proj` partida en trozos de `d_h`, cada uno por su trozo de
+#    columnas de `W_O`). Para cuando tengas una tabla bloque × cabeza con la RMS de lo que aporta cada una y
+#    sepas decir qué cabeza escribe más en el último token.
+# 2. ***Lost in the Middle* en pequeño.** Pega un dato corto («el código es 4812») al principio, en el medio y
+#    al final de un contexto de relleno de unos 200 tokens y mide con `answer_perplexity` lo que le cuesta a
+#    `es-chat` la respuesta «4812» en cada caso. Para cuando tengas las tres perplejidades con cinco rellenos
+#    distintos cada una y una frase sobre si el medio sale peor en un modelo tan pequeño.
+# 3. **Un chat que se resume.** Cambia la figura de la sección 8 bis por una aplicación que, al llegar al 80 %
+#    de la memoria libre, sustituye la historia por un resumen de 300 tokens. Para cuando tengas las dos curvas
+#    en la misma figura y el número de turnos que aguanta cada una en la GPU de 24 GB.
 #
 # ## Para saber más
 #
@@ -1510,6 +2234,8 @@ else:
 #   PagedAttention* (vLLM): la caché KV por bloques que usa `llmlab.serve`.
 # - N. F. Liu et al. (2024), *Lost in the Middle: how language models use long contexts*: por qué un contexto
 #   largo no se usa igual en todas sus posiciones.
+# - J. Su et al. (2024), *RoFormer*, el artículo de RoPE; B. Zhang y R. Sennrich (2019), la RMSNorm; N. Shazeer
+#   (2020), las variantes GLU de las que sale SwiGLU.
 # - Y. Leviathan, M. Kalman y Y. Matias (2023), *Fast inference from transformers via speculative decoding*.
 # - J. Ainslie et al. (2023), *GQA*, y T. Dao et al. (2022), *FlashAttention*: menos caché y menos tráfico de
 #   memoria.

@@ -258,4 +258,64 @@ def score_options(options, weights, minimums=None):
     return [(nombres[i], float(puntuaciones[i])) for i in orden]
 """,
     },
+    "kv_por_turnos": {
+        "numpy con suma acumulada": """
+def kv_growth_over_turns(turn_tokens, n_layers, n_kv_heads, head_dim, bytes_per_value=2, system_tokens=0):
+    if n_layers <= 0 or n_kv_heads <= 0 or head_dim <= 0 or bytes_per_value <= 0:
+        raise ValueError("configuración inválida")
+    cuentas = np.array([system_tokens, *turn_tokens], dtype=np.float64)
+    if (cuentas < 0).any() or (cuentas != np.floor(cuentas)).any():
+        raise ValueError("tokens inválidos")
+    bytes_token = 2.0 * n_layers * n_kv_heads * head_dim * bytes_per_value
+    acumulado = np.cumsum(cuentas)[1:]
+    return [float(v) for v in acumulado * bytes_token / 2**30]
+""",
+        "reutiliza la regla en MiB, con un bucle": """
+def _mib_por_token(n_layers, n_kv_heads, head_dim, bytes_per_value):
+    return 2 * n_layers * n_kv_heads * head_dim * bytes_per_value / 1024 / 1024
+
+
+def kv_growth_over_turns(turn_tokens, n_layers, n_kv_heads, head_dim, bytes_per_value=2, system_tokens=0):
+    for x in (n_layers, n_kv_heads, head_dim, bytes_per_value):
+        if not x > 0:
+            raise ValueError("no positivo")
+    if system_tokens < 0 or int(system_tokens) != system_tokens:
+        raise ValueError("sistema inválido")
+    resultado = []
+    total = int(system_tokens)
+    for t in list(turn_tokens):
+        if t < 0 or math.floor(t) != t:
+            raise ValueError(f"turno inválido: {t}")
+        total = total + int(t)
+        resultado.append(total * _mib_por_token(n_layers, n_kv_heads, head_dim, bytes_per_value) / 1024)
+    return resultado
+""",
+    },
+    "tipo_de_modelo": {
+        "tabla de prioridades": """
+def recommend_model_type(turns, fine_tune=False, tools=False, reasoning=False):
+    if type(turns) is not int or turns < 1:
+        raise ValueError(f"turns = {turns!r} no vale")
+    for activa, tipo in ((fine_tune, "base"), (tools, "herramientas"), (reasoning, "razonamiento"),
+                         (turns > 1, "chat")):
+        if activa:
+            return tipo
+    return "instruido"
+""",
+        "condiciones anidadas": """
+def recommend_model_type(turns, fine_tune=False, tools=False, reasoning=False):
+    import numbers
+    if isinstance(turns, bool) or not isinstance(turns, numbers.Integral) or turns <= 0:
+        raise ValueError("turns debe ser un entero positivo")
+    if not fine_tune:
+        if not tools:
+            if not reasoning:
+                if turns == 1:
+                    return "instruido"
+                return "chat"
+            return "razonamiento"
+        return "herramientas"
+    return "base"
+""",
+    },
 }

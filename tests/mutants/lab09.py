@@ -18,6 +18,8 @@ REFERENCES = {
     "fits_on_device": "D.fits_on_device",
     "diagnose": "D.diagnose",
     "score_options": "D.score_options",
+    "kv_growth_over_turns": "D.kv_growth_over_turns",
+    "recommend_model_type": "D.recommend_model_type",
 }
 
 def _filler(template, correct):
@@ -202,6 +204,55 @@ _SCORE_OK = dict(
 _score = _filler(_SCORE, _SCORE_OK)
 
 
+# --- Exercise 6: the KV cache of a chat, turn by turn --------------------------------------------------------------
+_GROWTH = """
+def kv_growth_over_turns(turn_tokens, n_layers, n_kv_heads, head_dim, bytes_per_value=2, system_tokens=0):
+    {check}
+    for n in {counted}:
+        {count_check}
+    por_token = {per_token}
+    historia, crecimiento = {start}, []
+    for n in turn_tokens:
+        {accumulate}
+        crecimiento.append({value})
+    return {ret}
+"""
+_GROWTH_OK = dict(
+    check='if min(n_layers, n_kv_heads, head_dim, bytes_per_value) <= 0:\n        raise ValueError("mal")',
+    counted="[system_tokens, *turn_tokens]",
+    count_check='if n < 0 or n != int(n):\n            raise ValueError("mal")',
+    per_token="2 * n_layers * n_kv_heads * head_dim * bytes_per_value",
+    start="system_tokens",
+    accumulate="historia += n",
+    value="float(historia * por_token / 2**30)",
+    ret="crecimiento",
+)
+
+
+_growth = _filler(_GROWTH, _GROWTH_OK)
+
+
+# --- Exercise 9: which kind of model to start from --------------------------------------------------------------
+_TYPE = """
+def recommend_model_type(turns, fine_tune=False, tools=False, reasoning=False):
+    {check}
+    {first}
+    {second}
+    {third}
+    return {last}
+"""
+_TYPE_OK = dict(
+    check='if isinstance(turns, bool) or not isinstance(turns, int) or turns < 1:\n        raise ValueError("mal")',
+    first='if fine_tune:\n        return "base"',
+    second='if tools:\n        return "herramientas"',
+    third='if reasoning:\n        return "razonamiento"',
+    last='"chat" if turns > 1 else "instruido"',
+)
+
+
+_type = _filler(_TYPE, _TYPE_OK)
+
+
 MUTANTS = {
     "tokens_por_palabra": {
         "palabras por token (al revés)": _tpw(tpw="float(n_words) / float(n_tokens)"),
@@ -301,5 +352,31 @@ MUTANTS = {
                            '        if any(c not in notas for c in weights):\n            raise ValueError("falta")')),
         "sin ValueError si falta una nota": _score(
             missing_check="pass", score="sum(w * notas.get(c, 0) for c, w in weights.items()) / total"),
+    },
+    "kv_por_turnos": {
+        "solo el turno, sin la historia": _growth(value="float(n * por_token / 2**30)"),
+        "ignora el sistema": _growth(start="0"),
+        "suma el sistema en cada turno": _growth(accumulate="historia += n + system_tokens"),
+        "GB decimales": _growth(value="float(historia * por_token / 1e9)"),
+        "olvida el 2 de claves y valores": _growth(per_token="n_layers * n_kv_heads * head_dim * bytes_per_value"),
+        "ignora bytes_per_value": _growth(per_token="2 * n_layers * n_kv_heads * head_dim * 2"),
+        "devuelve un array de NumPy": _growth(ret="np.array(crecimiento)"),
+        "devuelve solo el último valor": _growth(ret="crecimiento[-1] if crecimiento else 0.0"),
+        "acepta tokens no enteros": _growth(count_check='if n < 0:\n            raise ValueError("mal")'),
+        "no valida el sistema": _growth(counted="turn_tokens"),
+        "sin ValueError en la configuración": _growth(check="pass"),
+    },
+    "tipo_de_modelo": {
+        "herramientas antes que el ajuste fino": _type(
+            first='if tools:\n        return "herramientas"', second='if fine_tune:\n        return "base"'),
+        "razonamiento antes que herramientas": _type(
+            second='if reasoning:\n        return "razonamiento"', third='if tools:\n        return "herramientas"'),
+        "chat desde un turno (>= 1)": _type(last='"chat" if turns >= 1 else "instruido"'),
+        "nombres en inglés": _type(last='"chat" if turns > 1 else "instruct"'),
+        "tool-tuned en inglés": _type(second='if tools:\n        return "tool-tuned"'),
+        "ignora reasoning": _type(third="pass"),
+        "acepta un bool": _type(check='if not isinstance(turns, int) or turns < 1:\n        raise ValueError("mal")'),
+        "acepta 1.5": _type(check='if turns < 1:\n        raise ValueError("mal")'),
+        "sin ValueError": _type(check="pass"),
     },
 }
