@@ -115,6 +115,8 @@ def grade(args, root: Path) -> int:
     results = gbook.with_manual_scores(root, results)
     gbook.export_csv(root, results)
     rpt.write_report(root, labs, students, results, facts)
+    # A submission scored by hand before this run keeps its hand scores and comments on its feedback page.
+    gbook.rewrite_feedback(root, labs)
     print()
     if not facts["sandbox"]["isolated"]:
         print(f"!! SIN ENTORNO AISLADO: {facts['sandbox']['reason']}. El código de los alumnos corrió con acceso a "
@@ -180,6 +182,7 @@ def export_only(root: Path, labs: list[str] | None) -> int:
     csv_path = gbook.export_csv(root, results)
     extra = {k: v for k, v in old.items() if k not in ("root", "labs", "students", "flags", "results")}
     rpt.write_report(root, labs, students, results, extra)
+    rewritten = gbook.rewrite_feedback(root, labs)  # the students' pages say what grades.csv says
     print(rpt.table(results, labs, students))
     print()
     graded = sum(1 for r in results if r.manual_score is not None)
@@ -187,6 +190,8 @@ def export_only(root: Path, labs: list[str] | None) -> int:
     print(f"Notas manuales: {rpt.count(graded, 'entrega puntuada', 'entregas puntuadas')} a mano, "
           f"{rpt.count(pending, 'pendiente')}.")
     print(f"Notas: {csv_path}   Informe: {root / 'grading_report.json'}")
+    print(f"Devoluciones rehechas con las notas y comentarios de Formgrader: {rpt.count(rewritten, 'página')} en "
+          f"{root / 'feedback'}/<alumno>/<lab>/")
     return 0
 
 
