@@ -60,7 +60,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.submitted is not None and not args.export_only and not args.submitted.is_dir():
         raise SystemExit(f"!! {args.submitted} no es una carpeta. Da la carpeta de las entregas: make grade "
-                         "SUBMITTED=carpeta (carpeta/<alumno>/<lab>/<lab>.ipynb, o carpeta/<alumno>.ipynb con LABS=<lab>).")
+                         "SUBMITTED=carpeta (carpeta/<alumno>/<lab>/<lab>.ipynb, o carpeta/<alumno>.ipynb con "
+                         "LABS=<lab>).")
     if args.submitted is not None:
         root = args.root or labtools.REPO / "build" / "grading" / args.submitted.resolve().name
     else:

@@ -82,6 +82,9 @@ def class_config(root: Path) -> Path:
         f"c.CourseDirectory.db_url = {'sqlite:///' + str(root / 'gradebook.db')!r}\n"
         "# Formgrader's «Generar» writes here, the class's own release (never labs/ or solutions/).\n"
         f"c.CourseDirectory.release_directory = {str(root / 'release')!r}\n"
+        "# The course does not use nbgrader's exchange (its buttons are hidden); a folder of the class's own keeps\n"
+        "# nbgrader from complaining about /usr/local/share/nbgrader/exchange.\n"
+        f"c.Exchange.root = {str(root / 'exchange')!r}\n"
     )
     path = config / "nbgrader_config.py"
     if not path.exists() or path.read_text(encoding="utf-8") != text:
@@ -109,9 +112,9 @@ def main(argv: list[str] | None = None) -> int:
         del args[i:i + 2]
         course_root = class_root(folder)
         if not (course_root / "gradebook.db").exists():
-            print(f"!! La clase {folder} no está corregida todavía (no hay {course_root / 'gradebook.db'}). Corrígela "
-                  f"primero: make grade SUBMITTED={folder} (con LABS=<lab> si es una carpeta plana de cuadernos) y "
-                  "vuelve a ejecutar make formgrader.", file=sys.stderr)
+            print(f"!! La clase {folder} no está corregida todavía (no hay {course_root / 'gradebook.db'}). "
+                  f"Corrígela primero: make grade SUBMITTED={folder} (con LABS=<lab> si es una carpeta plana de "
+                  "cuadernos) y vuelve a ejecutar make formgrader.", file=sys.stderr)
             return 2
         config_dir, root = class_config(course_root), server_root(course_root)
         print(f"Formgrader sobre la clase de {course_root} (gradebook {course_root / 'gradebook.db'}).")

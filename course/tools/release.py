@@ -156,7 +156,7 @@ def leaks(labs: list[str], release_dir: Path) -> list[str]:
             if BACKUP_TAG in path.name:
                 continue  # a student's own work, kept by --force: not part of the release
             if path.suffix == ".py":
-                found.append(f"{path}: se publicó un guion de autor (.py); no debe estar en la versión de los alumnos")
+                found.append(f"{path}: se publicó un guion de autor (.py), que no va en la versión de los alumnos")
             if not path.is_file() or path.suffix != ".ipynb":
                 continue
             text = "\n".join(c.source for c in labtools.load_json_notebook(path).cells)
@@ -190,24 +190,25 @@ def main(argv: list[str] | None = None) -> int:
     target = args.to or labtools.LABS
     problems = leaks(labs, target)
     if refused:
-        print("\nNo se sobrescribe lo que alguien cambió en labs/ (¿trabajo de un alumno, o el botón «Generate» de "
-              "una versión anterior de Formgrader?):", file=sys.stderr)
+        print("\nNo se sobrescribe lo que alguien cambió en labs/ (¿trabajo de un alumno, o el botón «Generate» "
+              "de una versión anterior de Formgrader?):", file=sys.stderr)
         for path in refused:
             print(f"  {path}", file=sys.stderr)
         print("Trabaja sobre una copia (make lab la crea). Para publicar de todos modos, con copia de seguridad "
               "al lado: make release FORCE=1", file=sys.stderr)
     if problems:
-        print("\n!! La versión de los alumnos contiene texto que no debe ver nadie más que el profesor:", file=sys.stderr)
+        print("\n!! La versión de los alumnos contiene texto que solo debe ver el profesor:", file=sys.stderr)
         for p in problems:
             print(f"  {p}", file=sys.stderr)
         if refused:
-            print("Es un cuaderno de labs/ que no escribió make release (por ejemplo, el de nbgrader sin el código con "
-                  "errores de los ejercicios de encontrar el fallo, donde quedan los bloques «### BEGIN BUGGY»). "
-                  "Ejecuta make release FORCE=1: lo rehace y guarda el que había como <lab>.copia-<fecha>.ipynb al lado.",
-                  file=sys.stderr)
+            print("Es un cuaderno de labs/ que no escribió make release (por ejemplo, el de nbgrader sin el código "
+                  "con errores de los ejercicios de encontrar el fallo, donde quedan los bloques «### BEGIN BUGGY»). "
+                  "Ejecuta make release FORCE=1: lo rehace y guarda el que había como <lab>.copia-<fecha>.ipynb "
+                  "al lado.", file=sys.stderr)
         else:
-            print("Revisa las marcas de esas celdas en solutions/<lab>/<lab>.py (### BEGIN/END SOLUTION, HIDDEN TESTS, "
-                  "BUGGY), reconstruye con make solutions LABS=<lab> y vuelve a ejecutar make release.", file=sys.stderr)
+            print("Revisa las marcas de esas celdas en solutions/<lab>/<lab>.py (### BEGIN/END SOLUTION, HIDDEN "
+                  "TESTS, BUGGY), reconstruye con make solutions LABS=<lab> y vuelve a ejecutar make release.",
+                  file=sys.stderr)
         return 1
     for lab in labs:
         print(f"{lab}: publicado en {Path(target) / lab}")

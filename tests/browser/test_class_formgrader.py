@@ -34,8 +34,8 @@ LAB = labtools.lab_names()[0]
 STUDENT = "diego"  # the demo class's diego_errores: fails checks, leaves the written answer to the instructor
 GRADE = REPO / "course" / "tools" / "grade.py"
 ENGLISH = ("Manage Assignments", "Manual Grading", "Manage Students", "Release Feedback", "Generate Feedback",
-           "Collect", "exchange directory", "Instructions", "Show All Names", "Student's answer", "Submission #", "Next",
-           "Full credit", "No credit", "Score")
+           "Collect", "exchange directory", "Instructions", "Show All Names", "Student's answer", "Submission #",
+           "Next", "Full credit", "No credit", "Score")
 
 
 def _manual_cell(lab: str):
@@ -72,7 +72,14 @@ def graded_class(tmp_path_factory, browser_context):
 
 @pytest.fixture
 def page(browser_context, graded_class):
+    """A page logged in to the server (Formgrader's scripts call its API with the login cookie)."""
+    server, _ = graded_class
     page = chromium.guarded_page(browser_context)
+    page.goto(f"{server.url}/login?next=/formgrader")
+    if page.locator("input#password_input").count():
+        page.fill("input#password_input", server.token)
+        page.click("#login_submit")
+    page.wait_for_url("**/formgrader/**", timeout=60_000)
     yield page
     page.close()
 
