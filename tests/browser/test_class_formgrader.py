@@ -35,7 +35,7 @@ STUDENT = "diego"  # the demo class's diego_errores: fails checks, leaves the wr
 GRADE = REPO / "course" / "tools" / "grade.py"
 ENGLISH = ("Manage Assignments", "Manual Grading", "Manage Students", "Release Feedback", "Generate Feedback",
            "Collect", "exchange directory", "Instructions", "Show All Names", "Student's answer", "Submission #",
-           "Next", "Full credit", "No credit", "Score")
+           "Next", "Full credit", "No credit", "Score", "extra credit")
 
 
 def _manual_cell(lab: str):

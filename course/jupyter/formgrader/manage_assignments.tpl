@@ -16,3 +16,6 @@
   </div>
 </div>
 {%- endblock -%}
+{#- No "Add new assignment": a lab is written in solutions/ (its .py source), never as an empty folder. -#}
+{%- block table_footer -%}
+{%- endblock -%}
