@@ -2,14 +2,18 @@
 #
 #   make grade     grade the demo class, each submission isolated (or SUBMITTED=dir [LABS="lab01-..."]);
 #                  CLUSTER=tcp://host:8786 grades on a Dask cluster, JOBS=n caps local parallelism, FRESH=1 re-grades all
-#   make grades    grades.csv and the report again from the gradebook (after grading answers by hand in formgrader)
+#   make grades    grades.csv, the report and the feedback pages again from the gradebook, with the scores and
+#                  comments given by hand in Formgrader (SUBMITTED=dir for a class graded with make grade SUBMITTED=dir)
+#   make formgrader  JupyterLab with Formgrader on the class graded with make grade SUBMITTED=dir (make formgrader
+#                  SUBMITTED=dir; make lab opens it on the demo class in course/)
 #   make test      the test suite but its heaviest end-to-end cases (make test-fast: unit + parity layers,
 #                  a few minutes; make test-all: everything, as CI runs it)
 #   make release   regenerate labs/ (student notebooks) and the demo class from solutions/; a notebook in labs/
 #                  that someone changed is kept unless FORCE=1 (then a copy is kept next to it)
 #   make solutions rebuild and execute solutions/*/*.ipynb from their .py sources
 #   make execute   run every solution notebook with papermill into build/execute/
-#   make lab       open JupyterLab after copying labs/ to mis-labs/ (work there); Formgrader for instructors
+#   make lab       open JupyterLab (in Spanish) after copying labs/ to mis-labs/ (work there); Formgrader for
+#                  instructors on the demo class (make lab SUBMITTED=dir: on that class, as make formgrader)
 #   make site      the course website in build/site/ (labs to read, chapters, library, benchmarks)
 #   make wheel     llmlab's wheel (with its data) in build/wheel/
 #   make dist      the versioned instructor bundle dist/llmlab-curso-<version>.zip (see CHANGELOG.md)
@@ -38,7 +42,7 @@ export TRANSFORMERS_OFFLINE := 1
 export PYTHONHASHSEED := 0
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: all grade grades test test-fast test-all release solutions execute lab site wheel dist corpus model adapters bench serve clean distclean venv sysdeps
+.PHONY: all grade grades formgrader test test-fast test-all release solutions execute lab site wheel dist corpus model adapters bench serve clean distclean venv sysdeps
 
 all: test
 
@@ -111,8 +115,14 @@ execute: $(VENV)/.installed
 
 # JupyterLab on the students' working copies (mis-labs/, course/tools/workcopy.py: never overwritten), with
 # Formgrader reading course/nbgrader_config.py. Extra options: make lab LAB_ARGS="--port 8890".
+# make formgrader SUBMITTED=dir (or make lab SUBMITTED=dir): Formgrader on the class graded with
+# make grade SUBMITTED=dir (its gradebook in build/grading/<name of dir>/); then make grades SUBMITTED=dir.
 lab: $(VENV)/.installed
-	$(PY) $(TOOLS)/lab.py $(LAB_ARGS)
+	$(PY) $(TOOLS)/lab.py $(if $(SUBMITTED),--no-copies --class "$(SUBMITTED)") $(LAB_ARGS)
+
+formgrader: $(VENV)/.installed
+	@test -n "$(SUBMITTED)" || { echo "!! Falta la clase: make formgrader SUBMITTED=carpeta (la que corregiste con make grade SUBMITTED=carpeta)"; exit 2; }
+	$(PY) $(TOOLS)/lab.py --no-copies --class "$(SUBMITTED)" $(LAB_ARGS)
 
 site: $(VENV)/.installed
 	$(PY) $(TOOLS)/website.py

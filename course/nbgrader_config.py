@@ -2,7 +2,9 @@
 #
 # The course root is this folder: the demo class's submissions live in submitted/, and grading
 # writes gradebook.db, autograded/, feedback/ and grades.csv here (none of them is committed).
-# Sources are the instructor notebooks in ../solutions and releases go to ../labs.
+# Sources are the instructor notebooks in ../solutions. nbgrader's own releases (Formgrader's «Generar»
+# button) go to release/ here, never to ../labs: only `make release` (course/tools/release.py) writes labs/, with
+# the find-the-bug code in place and a copy of whatever someone changed there.
 import os
 import sys
 
@@ -15,7 +17,7 @@ c = get_config()  # noqa: F821 - provided by traitlets when it loads this file
 c.CourseDirectory.course_id = "llmlab"
 c.CourseDirectory.root = here
 c.CourseDirectory.source_directory = os.path.join(repo, "solutions")
-c.CourseDirectory.release_directory = os.path.join(repo, "labs")
+c.CourseDirectory.release_directory = os.path.join(here, "release")
 c.CourseDirectory.db_url = "sqlite:///" + os.path.join(here, "gradebook.db")
 # The percent scripts next to each solution notebook are authoring sources: never release them.
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "*.py"]

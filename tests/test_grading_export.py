@@ -45,7 +45,11 @@ def test_export_only_picks_up_manual_scores_without_regrading(tmp_path):
         grade = gb.find_grade(manual["grade_id"], LAB, LAB, "paula")
         grade.manual_score = manual["points"] - 1
         grade.needs_manual_grade = False
+        gb.find_comment(manual["grade_id"], LAB, LAB, "paula").manual_comment = "Falta la unidad del resultado."
         gb.db.commit()
+    page_path = root / "feedback" / "paula" / LAB / f"{LAB}.html"
+    stale = page_path.read_text(encoding="utf-8")
+    assert "Falta la unidad del resultado." not in stale
     autograded = sorted(p.stat().st_mtime_ns for p in (root / "autograded").rglob("*.ipynb"))
 
     proc = subprocess.run([sys.executable, str(GRADE), "--export-only", "--root", str(root)],
@@ -63,6 +67,13 @@ def test_export_only_picks_up_manual_scores_without_regrading(tmp_path):
     assert float(rows["quique"]["score"]) == 0.0
     # Nothing was graded again.
     assert sorted(p.stat().st_mtime_ns for p in (root / "autograded").rglob("*.ipynb")) == autograded
+    # The feedback page follows the gradebook: the new total, the hand score of the answer, the comment.
+    page = page_path.read_text(encoding="utf-8")
+    total = paula["score"] + manual["points"] - 1
+    assert f"(Nota: {float(total):.1f} / " in page and f"(Nota: {float(total):.1f} / " not in stale
+    assert "Falta la unidad del resultado." in page and "Comentario del profesor" in page
+    assert "1 página" in proc.stdout  # only paula's page had anything new to say
+    assert "Test cell" not in page and "Student's answer" not in page
 
     # nbgrader's own tools read what the grader wrote: formgrader's API lists the submissions, and
     # `nbgrader generate_feedback` (after manual grading) builds pages from our autograded notebooks.
@@ -89,6 +100,21 @@ def test_export_only_without_a_gradebook_says_so(tmp_path):
     proc = subprocess.run([sys.executable, str(GRADE), "--export-only", "--root", str(tmp_path)],
                           capture_output=True, text=True)
     assert proc.returncode != 0 and "make grade" in proc.stderr
+
+
+def test_feedback_names_every_check_by_its_exercise():
+    import nbformat
+    from grading.feedback import exercise_labels
+
+    nb = nbformat.read(labtools.release_path(LAB), as_version=4)
+    labels = exercise_labels(nb)
+    tests = [c.metadata.nbgrader["grade_id"] for c in nb.cells
+             if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code"
+             and not c.metadata.nbgrader.get("solution")]
+    names = [labels[t] for t in tests]
+    assert len(set(names)) == len(names) == len(tests) > 1  # no two checks with the same name
+    assert names[0].startswith("Ejercicio 1 · ") and all(n.startswith("Ejercicio ") for n in names)
+    assert labels[_manual_cell(LAB)["grade_id"]].startswith("Respuesta razonada")
 
 
 def test_spanish_counts():

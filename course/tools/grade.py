@@ -59,7 +59,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     if args.submitted is not None and not args.export_only and not args.submitted.is_dir():
-        raise SystemExit(f"{args.submitted} is not a folder")
+        raise SystemExit(f"!! {args.submitted} no es una carpeta. Da la carpeta de las entregas: make grade "
+                         "SUBMITTED=carpeta (carpeta/<alumno>/<lab>/<lab>.ipynb, o carpeta/<alumno>.ipynb con "
+                         "LABS=<lab>).")
     if args.submitted is not None:
         root = args.root or labtools.REPO / "build" / "grading" / args.submitted.resolve().name
     else:
@@ -77,14 +79,31 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n!! Corrección interrumpida. {_kept(root)} Vuelve a ejecutar la misma orden y seguirá donde lo "
               "dejó, sin repetir lo ya corregido.", file=sys.stderr)
         return 130
-    except Exception as exc:  # noqa: BLE001 - only a folder that cannot be written is explained; the rest raises
+    except Exception as exc:  # noqa: BLE001 - a folder that cannot be written is explained; the rest is logged
         why = write_failure(exc)
         if why is None:
-            raise
+            return _unexpected(root, exc)
         print(f"\n!! No se puede escribir en {root}: {why} ({type(exc).__name__}: {str(exc)[:160]}). "
               f"{_kept(root)} Libera espacio o da permiso de escritura y vuelve a ejecutar la misma orden: seguirá "
               "donde lo dejó.", file=sys.stderr)
         return 4
+
+
+def _unexpected(root: Path, exc: Exception) -> int:
+    """An error of the grader itself: the traceback goes to a log, the instructor reads what to do."""
+    import traceback
+
+    log = root / "logs" / f"error-{time.strftime('%Y%m%d-%H%M%S')}.log"
+    try:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text("".join(traceback.format_exception(exc)), encoding="utf-8")
+        where = f"El detalle está en {log}."
+    except OSError:
+        where = "".join(traceback.format_exception(exc))
+    print(f"\n!! Error inesperado del corrector ({type(exc).__name__}: {str(exc)[:200]}). {where} {_kept(root)} "
+          "Vuelve a ejecutar la misma orden; si se repite, guarda ese fichero para quien mantiene el curso.",
+          file=sys.stderr)
+    return 5
 
 
 def _kept(root: Path) -> str:
@@ -97,7 +116,8 @@ def grade(args, root: Path) -> int:
     labs = args.labs or labtools.lab_names()
     unknown = [lab for lab in labs if lab not in labtools.lab_names()]
     if unknown:
-        raise SystemExit(f"Unknown lab(s): {', '.join(unknown)}. Known: {', '.join(labtools.lab_names())}")
+        raise SystemExit(f"!! No existe el lab {', '.join(unknown)}. Los labs son: {', '.join(labtools.lab_names())} "
+                         "(LABS=\"lab01-... lab02-...\").")
     submitted = args.submitted.resolve() if args.submitted is not None else root / "submitted"
     limits = Limits(cell_timeout=args.cell_timeout, total_timeout=args.total_timeout,
                     cpu_seconds=args.total_timeout, memory_bytes=args.memory * 2**20,
@@ -115,6 +135,8 @@ def grade(args, root: Path) -> int:
     results = gbook.with_manual_scores(root, results)
     gbook.export_csv(root, results)
     rpt.write_report(root, labs, students, results, facts)
+    # A submission scored by hand before this run keeps its hand scores and comments on its feedback page.
+    gbook.rewrite_feedback(root, labs)
     print()
     if not facts["sandbox"]["isolated"]:
         print(f"!! SIN ENTORNO AISLADO: {facts['sandbox']['reason']}. El código de los alumnos corrió con acceso a "
@@ -157,7 +179,8 @@ def export_only(root: Path, labs: list[str] | None) -> int:
                   "ejecuta `make grade` (con las mismas opciones), que lo reconstruye desde el diario sin volver a "
                   "corregir. No se ha tocado grades.csv ni el informe.", file=sys.stderr)
             return 2
-        raise SystemExit(f"No hay gradebook en {root}: corrige primero (make grade)")
+        raise SystemExit(f"!! No hay gradebook en {root}: corrige primero esta clase con make grade (con el mismo "
+                         "SUBMITTED=, y LABS=<lab> si es una carpeta plana) y vuelve a ejecutar make grades.")
     entries = [(r.lab, r.student, r, None) for r in journaled if "sin entrega" not in r.flags and not r.grader_error]
     for lab, student, result, _ in gbook.stale(root, entries):
         try:
@@ -180,6 +203,7 @@ def export_only(root: Path, labs: list[str] | None) -> int:
     csv_path = gbook.export_csv(root, results)
     extra = {k: v for k, v in old.items() if k not in ("root", "labs", "students", "flags", "results")}
     rpt.write_report(root, labs, students, results, extra)
+    rewritten = gbook.rewrite_feedback(root, labs)  # the students' pages say what grades.csv says
     print(rpt.table(results, labs, students))
     print()
     graded = sum(1 for r in results if r.manual_score is not None)
@@ -187,6 +211,8 @@ def export_only(root: Path, labs: list[str] | None) -> int:
     print(f"Notas manuales: {rpt.count(graded, 'entrega puntuada', 'entregas puntuadas')} a mano, "
           f"{rpt.count(pending, 'pendiente')}.")
     print(f"Notas: {csv_path}   Informe: {root / 'grading_report.json'}")
+    print(f"Devoluciones rehechas con las notas y comentarios de Formgrader: {rpt.count(rewritten, 'página')} en "
+          f"{root / 'feedback'}/<alumno>/<lab>/")
     return 0
 
 

@@ -32,6 +32,10 @@ MANIFEST = labtools.REPO / "build" / "release-manifest.json"
 BACKUP_TAG = ".copia-"
 
 
+class ReleaseError(RuntimeError):
+    """A lab that could not be released; the message says, in Spanish, what to do."""
+
+
 def generate(labs: list[str], release_dir: Path | None = None, force: bool = False) -> list[str]:
     """Release `labs` into release_dir/<lab> (None: labs/, protected). Returns what was refused, if anything."""
     env = dict(os.environ)
@@ -50,7 +54,9 @@ def generate(labs: list[str], release_dir: Path | None = None, force: bool = Fal
                 cwd=labtools.COURSE, env=env, capture_output=True, text=True,
             )
             if proc.returncode != 0:
-                raise RuntimeError(f"nbgrader could not release {lab}:\n{proc.stdout}\n{proc.stderr}")
+                raise ReleaseError(f"nbgrader no pudo generar la versión de los alumnos de {lab}:\n"
+                                   f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}\nRevisa solutions/{lab}/{lab}.ipynb "
+                                   f"(reconstrúyelo con make solutions LABS={lab}) y vuelve a ejecutar make release.")
             show_buggy_code([lab], out)
             if release_dir is not None:
                 target = Path(release_dir) / lab
@@ -150,16 +156,16 @@ def leaks(labs: list[str], release_dir: Path) -> list[str]:
             if BACKUP_TAG in path.name:
                 continue  # a student's own work, kept by --force: not part of the release
             if path.suffix == ".py":
-                found.append(f"{path}: authoring script released")
+                found.append(f"{path}: se publicó un guion de autor (.py), que no va en la versión de los alumnos")
             if not path.is_file() or path.suffix != ".ipynb":
                 continue
             text = "\n".join(c.source for c in labtools.load_json_notebook(path).cells)
             for marker in markers:
                 if marker in text:
-                    found.append(f"{path}: contains {marker!r}")
+                    found.append(f"{path}: contiene {marker!r}")
             lines = {line.strip() for line in text.splitlines()}
             for secret in sorted(secrets & lines):
-                found.append(f"{path}: contains solution/hidden line {secret[:70]!r}")
+                found.append(f"{path}: contiene una línea de la solución o de una prueba oculta: {secret[:70]!r}")
     return found
 
 
@@ -171,23 +177,42 @@ def main(argv: list[str] | None = None) -> int:
                         help="overwrite notebooks in labs/ that someone changed (a copy is kept next to each)")
     args = parser.parse_args(argv)
     labs = args.labs or labtools.lab_names()
-    refused = generate(labs, args.to, force=args.force)
+    unknown = [lab for lab in labs if lab not in labtools.lab_names()]
+    if unknown:
+        print(f"!! No existe el lab {', '.join(unknown)}. Los labs son: {', '.join(labtools.lab_names())}.",
+              file=sys.stderr)
+        return 2
+    try:
+        refused = generate(labs, args.to, force=args.force)
+    except ReleaseError as exc:
+        print(f"!! {exc}", file=sys.stderr)
+        return 1
     target = args.to or labtools.LABS
     problems = leaks(labs, target)
-    for p in problems:
-        print(p, file=sys.stderr)
-    if problems:
-        return 1
-    for lab in labs:
-        print(f"{lab}: released to {Path(target) / lab}")
     if refused:
-        print("\nNo se sobrescribe lo que alguien cambió en labs/ (¿trabajo de un alumno?):", file=sys.stderr)
+        print("\nNo se sobrescribe lo que alguien cambió en labs/ (¿trabajo de un alumno, o el botón «Generate» "
+              "de una versión anterior de Formgrader?):", file=sys.stderr)
         for path in refused:
             print(f"  {path}", file=sys.stderr)
         print("Trabaja sobre una copia (make lab la crea). Para publicar de todos modos, con copia de seguridad "
               "al lado: make release FORCE=1", file=sys.stderr)
+    if problems:
+        print("\n!! La versión de los alumnos contiene texto que solo debe ver el profesor:", file=sys.stderr)
+        for p in problems:
+            print(f"  {p}", file=sys.stderr)
+        if refused:
+            print("Es un cuaderno de labs/ que no escribió make release (por ejemplo, el de nbgrader sin el código "
+                  "con errores de los ejercicios de encontrar el fallo, donde quedan los bloques «### BEGIN BUGGY»). "
+                  "Ejecuta make release FORCE=1: lo rehace y guarda el que había como <lab>.copia-<fecha>.ipynb "
+                  "al lado.", file=sys.stderr)
+        else:
+            print("Revisa las marcas de esas celdas en solutions/<lab>/<lab>.py (### BEGIN/END SOLUTION, HIDDEN "
+                  "TESTS, BUGGY), reconstruye con make solutions LABS=<lab> y vuelve a ejecutar make release.",
+                  file=sys.stderr)
         return 1
-    return 0
+    for lab in labs:
+        print(f"{lab}: publicado en {Path(target) / lab}")
+    return 1 if refused else 0
 
 
 if __name__ == "__main__":

@@ -111,7 +111,7 @@ def test_a_score_given_in_formgrader_reaches_grades_csv(fg_page, course):
     given = manual["points"] - 1
     fg_page.goto(f"{server.url}/formgrader/gradebook/{LAB}/{LAB}?token={server.token}")
     fg_page.wait_for_selector("table tbody tr a", timeout=60_000)
-    fg_page.get_by_text("Show All Names").click()
+    fg_page.get_by_text("Mostrar todos los nombres").click()  # Formgrader in Spanish (course/jupyter/formgrader_es.py)
     fg_page.get_by_role("link", name="ana_correcta").click()
     score = fg_page.locator(f"input.score#{manual['grade_id']}")
     score.wait_for(timeout=60_000)

@@ -359,9 +359,9 @@ def test_a_class_through_the_exchange(hub, browser_context):
             page.goto(f"{hub.url}/user/ana/files/{urllib.parse.quote(relative)}")
             page.wait_for_load_state("load")
         body = page.inner_text("body")
-        assert LAB in body and "Score" in body, body[:500]
+        assert LAB in body and "Nota" in body, body[:500]
         # the written answer scored by hand in Formgrader after `make grade` is on the page she gets
-        assert f"Written response (Score: {float(manual['points'] - 1)} / {float(manual['points'])})" in body
+        assert f"Respuesta razonada 1 (Nota: {float(manual['points'] - 1)} / {float(manual['points'])})" in body
         chromium.screenshot(page, "hub-ana-devolucion")
         assert page.guard.external(ignore=("colab-badge.svg",)) == []
     finally:

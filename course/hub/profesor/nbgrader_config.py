@@ -1,7 +1,9 @@
 # nbgrader configuration of the instructor's server on the course hub (course/hub/jupyterhub_config.py).
 #
-# It is course/nbgrader_config.py (sources in solutions/, releases in labs/, the course's feedback options)
-# with the hub's places:
+# It is course/nbgrader_config.py (sources in solutions/, the course's feedback options) with the hub's places:
+#   releases          labs/                                what `nbgrader release_assignment` hands out (as
+#                                                          `make release` wrote it; course/nbgrader_config.py
+#                                                          itself releases into course/release/)
 #   exchange          <hub dir>/exchange/                 release_assignment, collect, release_feedback
 #   collected         <hub dir>/<class>/<student>/<lab>/   what `nbgrader collect` writes (nbgrader's layout)
 #   course root       build/grading/<class>/              where `make grade SUBMITTED=<hub dir>/<class>` grades:
@@ -22,6 +24,7 @@ root = os.path.join(repo, "build", "grading", klass)  # what grade.py picks for 
 
 c.Exchange.root = os.path.join(hub, "exchange")
 c.CourseDirectory.root = root
+c.CourseDirectory.release_directory = os.path.join(repo, "labs")
 c.CourseDirectory.submitted_directory = os.path.join(hub, klass)  # absolute: outside the course root
 c.CourseDirectory.db_url = "sqlite:///" + os.path.join(root, "gradebook.db")
 os.makedirs(root, exist_ok=True)

@@ -94,13 +94,22 @@ def _text(value) -> str:
     return value if isinstance(value, str) else ("" if value is None else str(value))
 
 
-def render(nb: dict, lab: str, scores: dict, points: dict, score: float, max_score: float) -> str:
-    """The feedback page: nbgrader's template, hidden tests removed, test tracebacks reduced to their message."""
+def render(nb: dict, lab: str, scores: dict, points: dict, score: float, max_score: float,
+           comments: dict | None = None, hand_graded: bool = False) -> str:
+    """The feedback page: the course's Spanish template (course/jupyter/nbconvert/templates/feedback_es), hidden
+    tests removed, test tracebacks reduced to their message, each graded cell named by its exercise.
+
+    `scores` and `points` map grade ids to points (a written answer not graded yet: absent from `scores`);
+    `comments` maps grade ids to the instructor's comment (Formgrader), shown under the answer; `hand_graded`
+    marks the page as carrying hand scores (gradebook.rewrite_feedback finds it again when they change).
+    """
     import nbformat
     from nbconvert.exporters import HTMLExporter
     from nbgrader.preprocessors import ClearHiddenTests
 
+    comments = comments or {}
     nb = nbformat.from_dict(copy.deepcopy(nb))
+    labels = exercise_labels(nb)
     for cell in nb.cells:
         meta = cell.metadata.get("nbgrader")
         if not meta:
@@ -109,9 +118,10 @@ def render(nb: dict, lab: str, scores: dict, points: dict, score: float, max_sco
         if meta.get("grade") or meta.get("task"):
             meta["score"] = scores.get(gid) if gid in scores else None
             meta["points"] = points.get(gid, meta.get("points", 0))
-        if meta.get("solution") or meta.get("task"):
-            meta["comment"] = None
-    resources = {"nbgrader": {"notebook": lab, "score": score, "max_score": max_score, "late_penalty": 0}}
+        meta["comment"] = comments.get(gid) or None
+        meta["label"] = labels.get(gid, gid)
+    resources = {"nbgrader": {"notebook": lab, "score": score, "max_score": max_score, "late_penalty": 0,
+                              "hand_graded": hand_graded}}
     nb, resources = ClearHiddenTests().preprocess(nb, resources)
     nb, resources = CleanTestTracebacks().preprocess(nb, resources)
     for cell in nb.cells:  # the course's own errors read as in Jupyter: the Spanish message, no traceback
@@ -122,10 +132,40 @@ def render(nb: dict, lab: str, scores: dict, points: dict, score: float, max_sco
     if _EXPORTER is None:  # building the exporter (templates, filters) costs more than using it: once per process
         import mathml  # offline math: LaTeX written as MathML, no MathJax from a CDN (course/tools/mathml.py)
 
-        _EXPORTER = HTMLExporter(template_name="feedback", extra_template_paths=[_NBGRADER_CSS],
+        _EXPORTER = HTMLExporter(template_name="feedback_es", extra_template_paths=[_NBGRADER_CSS, _NBGRADER_TEMPLATES],
                                  **mathml.exporter_options(_NBGRADER_TEMPLATES))
     html, _ = _EXPORTER.from_notebook_node(nb, resources=resources)
     return html
+
+
+_EXERCISE = re.compile(r"ejercicio\s+(\d+)", re.IGNORECASE)
+
+
+def exercise_labels(nb) -> dict[str, str]:
+    """A name for every graded cell, as the student knows it: «Ejercicio 2 · nll», «Respuesta razonada 1».
+
+    A test cell says which exercise it checks in its first line («# Comprobación del ejercicio 2 · ...») and
+    checks the answer cell before it (named by that cell's grade id, the function the student writes).
+    """
+    labels, answer, written = {}, None, 0
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader") or {}
+        gid = meta.get("grade_id")
+        if not gid:
+            continue
+        source = cell.source if isinstance(cell.source, str) else "".join(cell.source)
+        if cell.cell_type == "markdown" and (meta.get("solution") or meta.get("task")):
+            written += 1
+            labels[gid] = f"Respuesta razonada {written}"
+        elif meta.get("solution"):
+            answer = gid
+            labels[gid] = f"Tu código: {gid}"
+        elif meta.get("grade"):
+            first = source.strip().splitlines()[0] if source.strip() else ""
+            found = _EXERCISE.search(first)
+            name = f"Ejercicio {found.group(1)}" if found else "Comprobación"
+            labels[gid] = f"{name} · {answer}" if answer else name
+    return labels
 
 
 _EXPORTER = None

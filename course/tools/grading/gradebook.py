@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import io
+import json
 from pathlib import Path
 
 from .files import atomic_write_text
@@ -249,3 +250,58 @@ def _cell(value) -> str:
 
 def _num(x) -> str:
     return repr(float(x or 0.0))
+
+
+def _feedback_inputs(nb) -> tuple[dict, dict, dict, bool]:
+    """(scores, points, comments, graded by hand) of one submitted notebook, as the gradebook holds them now."""
+    scores, points, comments, by_hand = {}, {}, {}, False
+    for grade in nb.grades:
+        score = grade.manual_score if grade.manual_score is not None else grade.auto_score
+        if score is not None:
+            scores[grade.name] = float(score)
+        points[grade.name] = float(grade.max_score or 0.0)
+        by_hand = by_hand or grade.manual_score is not None
+    for comment in nb.comments:
+        text = comment.manual_comment if comment.manual_comment else comment.auto_comment
+        if text and text.strip():
+            comments[comment.name] = text
+            by_hand = by_hand or bool(comment.manual_comment)
+    return scores, points, comments, by_hand
+
+
+HAND_MARK = 'name="llmlab-corregida-a-mano"'  # in the head of a feedback page that carries hand scores
+
+
+def rewrite_feedback(root: Path, labs: list[str] | None = None) -> int:
+    """The feedback pages again, from the autograded notebooks and the gradebook as it is now, so that the scores
+    and comments given by hand in Formgrader reach the student's page (`make grades`, and `make grade` after it
+    rewrote a page). Only the pages that need it: a submission with a hand score or comment, or whose page carried
+    some (they were removed). Returns how many pages were written.
+    """
+    from . import feedback
+
+    root = Path(root)
+    jobs = []
+    with open_gradebook(root) as gb:
+        for assignment in gb.assignments:
+            if labs and assignment.name not in labs:
+                continue
+            lab = assignment.name
+            for submission in assignment.submissions:
+                student = submission.student.id
+                source = root / "autograded" / student / lab / f"{lab}.ipynb"
+                if not source.exists():
+                    continue
+                nb = next((n for n in submission.notebooks if n.name == lab), None)
+                if nb is None:
+                    continue
+                scores, points, comments, by_hand = _feedback_inputs(nb)
+                page = root / "feedback" / student / lab / f"{lab}.html"
+                if not by_hand and not (page.exists() and HAND_MARK in page.read_text(encoding="utf-8")):
+                    continue  # the page written when it was graded already says all there is
+                jobs.append((page, lab, source, scores, points, comments, by_hand, float(assignment.max_score or 0)))
+    for page, lab, source, scores, points, comments, by_hand, max_score in jobs:
+        nb = json.loads(source.read_text(encoding="utf-8"))
+        html = feedback.render(nb, lab, scores, points, sum(scores.values()), max_score, comments, by_hand)
+        atomic_write_text(page, html)
+    return len(jobs)

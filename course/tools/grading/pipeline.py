@@ -96,7 +96,8 @@ def discover(submitted: Path, labs: list[str]) -> tuple[list[str], dict[tuple[st
     subs = {}
     if flat:
         if len(labs) != 1:
-            raise SystemExit("A flat folder of notebooks needs exactly one lab: --labs LAB")
+            raise SystemExit("!! Una carpeta plana de cuadernos (<alumno>.ipynb) es de un solo lab: di cuál, con "
+                             "make grade SUBMITTED=carpeta LABS=<lab> (--labs LAB).")
         for path in flat:
             subs[(path.stem, labs[0])] = _read(stage.read_flat, path, path.stem, labs[0])
         return sorted({s for s, _ in subs}), subs
