@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from llmlab.cost import DEFAULT_EFFICIENCY, Efficiency  # noqa: E402
+from llmlab.cost import LLAMA_CPP_CUDA_2023_12, Efficiency  # noqa: E402
 from llmlab.cost.fit import fit_efficiency, score_efficiency  # noqa: E402
 from llmlab.cost.measured import LLAMA2_NVIDIA, LLAMA3_NVIDIA  # noqa: E402
 
@@ -55,11 +55,11 @@ def main() -> None:
     print(f"  compute efficiency     η_f  = {fitted.compute}   (of the fp16-accumulate tensor peak)")
     print(f"  per-layer overhead          = {fitted.layer_overhead_cycles:,.0f} cycles "
           f"(= {fitted.layer_overhead_cycles / 1.41e9 * 1e6:.0f} µs per layer on an A100 at 1.41 GHz)")
-    same = (abs(fitted.bandwidth - DEFAULT_EFFICIENCY.bandwidth) < 0.005
-            and abs(fitted.compute - DEFAULT_EFFICIENCY.compute) < 0.005
-            and abs(fitted.layer_overhead_cycles - DEFAULT_EFFICIENCY.layer_overhead_cycles)
-            <= 0.02 * DEFAULT_EFFICIENCY.layer_overhead_cycles)
-    print(f"  DEFAULT_EFFICIENCY in llmlab/cost/speed.py {'matches' if same else 'DIFFERS from'} this fit")
+    same = (abs(fitted.bandwidth - LLAMA_CPP_CUDA_2023_12.bandwidth) < 0.005
+            and abs(fitted.compute - LLAMA_CPP_CUDA_2023_12.compute) < 0.005
+            and abs(fitted.layer_overhead_cycles - LLAMA_CPP_CUDA_2023_12.layer_overhead_cycles)
+            <= 0.02 * LLAMA_CPP_CUDA_2023_12.layer_overhead_cycles)
+    print(f"  LLAMA_CPP_CUDA_2023_12 in llmlab/cost/speed.py {'matches' if same else 'DIFFERS from'} this fit")
     print_rows(report, "Fit table (measured vs predicted tokens/s):")
 
     print("\nLeave-one-GPU-out (refit without the GPU, then predict it):")

@@ -5,7 +5,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from llmlab.cost import DEFAULT_EFFICIENCY, Efficiency, Hardware
+from llmlab.cost import DEFAULT_EFFICIENCY, LLAMA_CPP_CUDA_2023_12, Efficiency, Hardware
 from llmlab.cost.calibrate import (
     cpu_hardware,
     layer_overhead_s,
@@ -74,8 +74,8 @@ def test_nelder_mead_finds_a_quadratic_minimum():
 
 @pytest.mark.slow
 def test_fit_recovers_known_factors_from_synthetic_measurements():
-    truth = replace(DEFAULT_EFFICIENCY, bandwidth=0.8, compute=0.4, layer_overhead_cycles=150_000.0)
-    rows = [m for m in LLAMA2_NVIDIA if m.hardware in ("rtx-4090", "a100-80gb-sxm", "rtx-a6000")]
+    truth = replace(LLAMA_CPP_CUDA_2023_12, bandwidth=0.8, compute=0.4, layer_overhead_cycles=150_000.0)
+    rows = [m for m in LLAMA2_NVIDIA if m.hardware in ("rtx-4090", "a100-80gb-pcie", "rtx-a6000")]
     synthetic = [replace(m, tokens_per_s=predict(m, truth)) for m in rows]
     fitted, report = fit_efficiency(synthetic)
     assert fitted.bandwidth == pytest.approx(0.8, abs=0.01)
@@ -85,11 +85,11 @@ def test_fit_recovers_known_factors_from_synthetic_measurements():
 
 
 def test_fitted_defaults_are_the_fit_of_the_table():
-    """DEFAULT_EFFICIENCY must be what fit_efficiency gives on serving-facts §2b (its provenance)."""
+    """LLAMA_CPP_CUDA_2023_12 must be what fit_efficiency gives on serving-facts §2b (its provenance)."""
     fitted, report = fit_efficiency(LLAMA2_NVIDIA)
-    assert fitted.bandwidth == pytest.approx(DEFAULT_EFFICIENCY.bandwidth, abs=0.005)
-    assert fitted.compute == pytest.approx(DEFAULT_EFFICIENCY.compute, abs=0.005)
-    assert fitted.layer_overhead_cycles == pytest.approx(DEFAULT_EFFICIENCY.layer_overhead_cycles, rel=0.02)
+    assert fitted.bandwidth == pytest.approx(LLAMA_CPP_CUDA_2023_12.bandwidth, abs=0.005)
+    assert fitted.compute == pytest.approx(LLAMA_CPP_CUDA_2023_12.compute, abs=0.005)
+    assert fitted.layer_overhead_cycles == pytest.approx(LLAMA_CPP_CUDA_2023_12.layer_overhead_cycles, rel=0.02)
     assert report["decode"]["mape"] < 8
 
 
@@ -102,7 +102,8 @@ def test_score_efficiency_and_measurement_validation():
         Measurement("llama-2-7b", "rtx-4090", "train", "f16", 128, 10.0)
     with pytest.raises(ValueError):
         fit_efficiency([m for m in LLAMA2_NVIDIA if m.kind == "decode"])
-    assert isinstance(DEFAULT_EFFICIENCY, Efficiency) and "serving-facts" in DEFAULT_EFFICIENCY.provenance
+    assert isinstance(LLAMA_CPP_CUDA_2023_12, Efficiency) and "serving-facts" in LLAMA_CPP_CUDA_2023_12.provenance
+    assert isinstance(DEFAULT_EFFICIENCY, Efficiency) and "data/profiles.json" in DEFAULT_EFFICIENCY.provenance
 
 
 def test_time_it_takes_a_clock_and_cpu_time_counts_only_this_process():

@@ -2,7 +2,8 @@
 
 The held-out bounds asserted here are the ones documented in the llmlab.cost package docstring and
 the closing note of issue 31: the issue's goal (median held-out error <= 10 % decode, <= 20 % prefill)
-where a profile meets it, and the documented miss where it does not (Apple 2024-05 decode).
+where a profile meets it, and the documented miss where it does not (Apple 2024-05 decode, 2023-12
+CUDA prefill).
 """
 
 from dataclasses import replace
@@ -67,10 +68,11 @@ def test_stored_profiles_are_the_fit_of_the_tables(report):
 
 # (runtime, version, family) -> documented leave-one-device-out median bound per phase (%).
 DOCUMENTED_LODO = {
+    ("llama.cpp", "2025-08", "nvidia"): {"decode": 10.0, "prefill": 20.0},  # goal met (4.2 / 10.6), the default
     ("llama.cpp", "2024-05", "nvidia"): {"decode": 10.0, "prefill": 20.0},  # goal met
     ("llama.cpp", "2023-12", "apple"): {"decode": 10.0, "prefill": 20.0},  # goal met
-    ("llama.cpp", "2023-12", "nvidia"): {"decode": 10.0, "prefill": 30.0},  # prefill misses the goal
-    ("llama.cpp", "2024-05", "apple"): {"decode": 20.0, "prefill": 20.0},  # decode misses the goal
+    ("llama.cpp", "2023-12", "nvidia"): {"decode": 10.0, "prefill": 30.0},  # prefill misses the goal (23.5)
+    ("llama.cpp", "2024-05", "apple"): {"decode": 12.0, "prefill": 20.0},  # decode misses the goal (11.7)
 }
 
 
@@ -80,7 +82,7 @@ def test_held_out_errors_stay_within_the_documented_bounds(report, key):
     assert p["method"] == "leave-one-device-out"
     for phase, bound in DOCUMENTED_LODO[key].items():
         s = p["heldout"][phase]
-        assert s["n"] >= 8, (key, phase)
+        assert s["n"] >= 6, (key, phase)
         assert s["median_pct"] <= bound, (key, phase, s)
         # the band shipped with the profile is this held-out error
         band = P.get_profile(key[0], key[1], key[2]).bands[phase]
@@ -88,12 +90,87 @@ def test_held_out_errors_stay_within_the_documented_bounds(report, key):
         assert band.p90_pct >= band.median_pct
 
 
-def test_the_check_table_is_predicted_within_the_goal_by_the_newest_profile(report):
+def test_the_check_table_is_predicted_within_the_goal_by_the_profile_of_its_era(report):
+    """The check table (January 2024, cuBLAS prefill) is never fitted on. The profile nearest in time
+    (2024-05, same kernels) meets the goal on it; the MMQ-era default (2025-08) does not on prefill, as
+    documented: it predicts the newer kernels."""
     checks = {(c["table"], c["profile"][1]): c for c in report["check"]}
     new = checks[("pr4766-cuda-2024-01", "2024-05")]
     assert new["decode"]["median_pct"] <= 10.0 and new["prefill"]["median_pct"] <= 20.0
     old = checks[("pr4766-cuda-2024-01", "2023-12")]
     assert old["prefill"]["median_pct"] > new["prefill"]["median_pct"]
+    mmq = checks[("pr4766-cuda-2024-01", "2025-08")]
+    assert mmq["prefill"]["median_pct"] > 30.0
+
+
+def test_the_2025_table_held_out_by_the_older_builds(report):
+    """The issue's measurement: the 2025 CUDA table (discussion #15013) predicted by profiles that never
+    saw it. The older builds miss it (software moved); the 2025 profile, fitted on it, then predicts
+    the May 2024 table it was not fitted on within the prefill goal."""
+    loto = {x["table"]: x for x in report["loto"]}["lcpp15013-cuda-2025-08"]
+    assert loto["decode"]["median_pct"] > 20.0 and loto["prefill"]["median_pct"] > 20.0
+    drift = {(x["table"], x["profile"][1]): x for x in report["drift"]}
+    by_2024 = drift[("lcpp15013-cuda-2025-08", "2024-05")]
+    assert by_2024["decode"]["median_pct"] > 10.0 and by_2024["prefill"]["median_pct"] > 20.0
+    back = drift[("xd-llama3-cuda-2024-05", "2025-08")]
+    assert back["prefill"]["median_pct"] <= 20.0 and back["decode"]["median_pct"] <= 11.0
+
+
+def test_2025_quantised_prefill_scales_with_multiprocessors_not_tensor_peak():
+    """Why the 2025 profile has an MMQ roof: on the 2025 table the achieved prefill FLOP/s divided by
+    SM count x clock is nearly the same on every GPU, GeForce or data-centre, while divided by the
+    tensor peak it varies more than threefold."""
+    t = next(t for t in P.load_tables() if t.id == "lcpp15013-cuda-2025-08")
+    per_sm, per_peak = [], []
+    for r in (r for r in t.rows if r.phase == "prefill"):
+        spec, hw = get_model(r.model), get_hardware(r.hardware)
+        achieved = r.tokens_per_s * spec.forward_flops(r.tokens, logits="last") / r.tokens
+        per_sm.append(achieved / (hw.sm_count * hw.clock_ghz * 1e9))
+        per_peak.append(achieved / hw.peak_flops("fp16"))
+    assert len(per_sm) == 6
+    assert max(per_sm) / min(per_sm) < 1.4
+    assert max(per_peak) / min(per_peak) > 3.0
+    eff = P.get_profile("llama.cpp", "2025-08", "nvidia").efficiency
+    assert min(per_sm) < eff.mmq_flops_per_sm_cycle < max(per_sm)
+
+
+def test_apple_2024_quantised_decode_is_unpacking_bound_on_the_m1_max():
+    """The M1 Max outlier of the 2024 Metal table: its Q4_K_M decode moves 2.5-3e11 weights/s for the
+    8B and the 70B model (within a fifth), at under half its bandwidth, while its fp16 decode reaches
+    70 %: the vector ALUs unpacking K-quants are the limit, not the memory. The profile's unpacking
+    term models that, and it brings the M1 Max rows closer when the M1 Max is held out."""
+    from llmlab.cost import IDEAL, decode_tokens_per_s
+
+    t = next(t for t in P.load_tables() if t.id == "xd-llama3-metal-2024-05")
+    m1 = {(r.model, r.weight_format): r.tokens_per_s for r in t.rows if r.hardware == "apple-m1-max" and r.phase == "decode"}
+    w8, w70 = (get_model(m).tensor_groups()["matrices"] for m in ("llama-3-8b", "llama-3-70b"))
+    rate8, rate70 = m1[("llama-3-8b", "q4_k_m")] * w8, m1[("llama-3-70b", "q4_k_m")] * w70
+    assert abs(rate70 / rate8 - 1) < 0.2
+    hw = get_hardware("apple-m1-max")
+
+    def share(model, fmt):  # fraction of the bandwidth roof reached
+        return m1[(model, fmt)] / decode_tokens_per_s(get_model(model), hw, fmt, context=0, efficiency=IDEAL)
+    assert share("llama-3-8b", "q4_k_m") < 0.5 and share("llama-3-70b", "q4_k_m") < 0.5
+    assert share("llama-3-8b", "f16") > 0.7
+    metal = P.get_profile("llama.cpp", "2024-05", "apple").efficiency
+    assert metal.unpack_flops_per_weight > 0
+    held = {(h["row"].model, h["row"].weight_format): h["error_pct"]
+            for h in P.leave_one_device_out("llama.cpp", "2024-05", "apple")
+            if h["row"].hardware == "apple-m1-max" and h["row"].phase == "decode"}
+    without = P.fit_rows([r for r in P._rows_of("llama.cpp", "2024-05", "apple") if r.hardware != "apple-m1-max"],
+                         "apple", "llama.cpp", version="2024-05")
+    without = replace(without, unpack_flops_per_weight=0.0)
+    r70 = next(r for r in t.rows if r.hardware == "apple-m1-max" and r.model == "llama-3-70b" and r.phase == "decode")
+    assert abs(held[("llama-3-70b", "q4_k_m")]) < abs(100 * (P.predict_row(r70, without) / r70.tokens_per_s - 1))
+
+
+def test_the_default_efficiency_is_the_newest_profile():
+    import llmlab.cost as C
+
+    newest = P.get_profile("llama.cpp", hardware="nvidia").efficiency
+    for f in P._EFF_FIELDS:
+        assert getattr(C.DEFAULT_EFFICIENCY, f) == getattr(newest, f), f
+    assert C.LLAMA_CPP_CUDA_2023_12.mmq_flops_per_sm_cycle is None  # the first fit stays for comparison
 
 
 def test_two_years_of_software_move_prefill_far_more_than_decode(report):
@@ -116,7 +193,7 @@ def test_single_device_runtimes_say_what_they_could_not_validate(report):
 
 def test_get_profile_defaults_to_the_newest_and_knows_ollama_and_mlx():
     p = P.get_profile("llama.cpp", hardware=get_hardware("rtx-4090"))
-    assert p.version == "2024-05" and p.family == "nvidia"
+    assert p.version == "2025-08" and p.family == "nvidia"
     assert P.get_profile("ollama", "2023-12", "apple") == P.get_profile("llama.cpp", "2023-12", "apple")
     assert P.get_profile("llama.cpp", hardware="apple-m2-ultra").family == "apple"
     mlx = P.get_profile("mlx", hardware="apple-m3-max")
@@ -133,7 +210,7 @@ def test_get_profile_defaults_to_the_newest_and_knows_ollama_and_mlx():
 
 def test_a_prediction_carries_its_band():
     spec, hw = get_model("llama-3-8b"), get_hardware("rtx-4090")
-    d = P.predict_speed(spec, hw, "decode", "q4_k_m", tokens=512)
+    d = P.predict_speed(spec, hw, "decode", "q4_k_m", tokens=512, version="2024-05")
     assert d.band is not None and d.low < d.tokens_per_s < d.high
     assert d.band.interval(d.tokens_per_s) == (d.low, d.high)
     measured = 130.58  # xd-llama3-cuda-2024-05, in the fit: inside its own band
@@ -148,8 +225,8 @@ def test_a_prediction_carries_its_band():
 
 def test_software_change_on_the_same_gpu():
     rows = P.software_change(get_model("llama-2-7b"), get_hardware("rtx-4090"), "f16")
-    assert [v for v, _, _ in rows] == ["2023-12", "2024-05"]
-    (_, d0, p0), (_, d1, p1) = rows
+    assert [v for v, _, _ in rows] == ["2023-12", "2024-05", "2025-08"]
+    (_, d0, p0), (_, d1, p1), _ = rows
     assert p1.tokens_per_s > 1.3 * p0.tokens_per_s  # prompt processing got much faster
     assert abs(d1.tokens_per_s / d0.tokens_per_s - 1) < 0.15  # decode was already at the memory wall
 

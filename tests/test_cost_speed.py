@@ -113,10 +113,21 @@ def test_prefill_is_compute_bound_and_chunked():
 
 def test_dequant_pass_slows_quantised_prefill():
     spec, g = get_model("llama-2-7b"), get_hardware("rtx-3090")
-    with_dequant = prefill_tokens_per_s(spec, g, 512, "q4_0")
-    without = prefill_tokens_per_s(spec, g, 512, "q4_0", efficiency=replace(DEFAULT_EFFICIENCY, prefill_dequant=False))
+    from llmlab import cost as C
+
+    old = C.LLAMA_CPP_CUDA_2023_12  # the cuBLAS era: quantised weights copied to fp16 before the GEMMs
+    with_dequant = prefill_tokens_per_s(spec, g, 512, "q4_0", efficiency=old)
+    without = prefill_tokens_per_s(spec, g, 512, "q4_0", efficiency=replace(old, prefill_dequant=False))
     assert with_dequant < without
-    assert without == pytest.approx(prefill_tokens_per_s(spec, g, 512, "f16"), rel=0.01)
+    # the MMQ era (the default profile): no fp16 copy, the per-SM roof instead
+    assert DEFAULT_EFFICIENCY.mmq_on(g) and not DEFAULT_EFFICIENCY.dequant_on(g)
+    mmq = prefill_tokens_per_s(spec, g, 512, "q4_0")
+    half = prefill_tokens_per_s(spec, g, 512, "q4_0", efficiency=replace(
+        DEFAULT_EFFICIENCY, mmq_flops_per_sm_cycle=DEFAULT_EFFICIENCY.mmq_flops_per_sm_cycle / 2))
+    assert 1.6 < mmq / half <= 2.0  # compute-bound: half the per-SM rate, about half the speed
+    assert prefill_tokens_per_s(spec, g, 512, "f16") == pytest.approx(
+        prefill_tokens_per_s(spec, g, 512, "f16", efficiency=replace(DEFAULT_EFFICIENCY, mmq_flops_per_sm_cycle=None)))
+    assert without == pytest.approx(prefill_tokens_per_s(spec, g, 512, "f16", efficiency=old), rel=0.01)
 
 
 def test_layer_overhead_uses_the_clock():
@@ -141,8 +152,10 @@ def test_generation_adds_ttft_and_growing_decode_steps():
     assert tg["ttft_s"] == 0 and math.isfinite(tg["decode_tokens_per_s"])
 
 
-def test_default_efficiency_reproduces_the_fitted_table():
-    report = score_efficiency(LLAMA2_NVIDIA, DEFAULT_EFFICIENCY)
+def test_first_fit_reproduces_its_table():
+    from llmlab.cost import LLAMA_CPP_CUDA_2023_12
+
+    report = score_efficiency(LLAMA2_NVIDIA, LLAMA_CPP_CUDA_2023_12)
     assert report["decode"]["n"] == 15 and report["prefill"]["n"] == 12
     assert report["decode"]["mape"] < 8.0 and abs(report["decode"]["worst_pct"]) < 25
     assert report["prefill"]["mape"] < 35.0
@@ -190,9 +203,12 @@ def test_chips_without_matrix_units_use_the_simd_compute_efficiency():
     fast = C.prefill_tokens_per_s(spec, apple, weight_format="f16")
     slow = C.prefill_tokens_per_s(spec, apple, weight_format="f16", efficiency=replace(eff, compute_simd=eff.compute_simd / 2))
     assert slow / fast == pytest.approx(0.5, rel=0.05)
-    # The fp16 copy of quantised weights (cuBLAS path) is a CUDA thing: Metal prefill pays nothing for Q4_0.
-    assert eff.dequant_on(nvidia) and not eff.dequant_on(apple)
+    # The fp16 copy of quantised weights (cuBLAS path, llama.cpp before MMQ) is a CUDA thing: Metal prefill
+    # pays nothing for Q4_0.
+    old = C.LLAMA_CPP_CUDA_2023_12
+    assert old.dequant_on(nvidia) and not old.dequant_on(apple) and not eff.dequant_on(apple)
     assert C.prefill_tokens_per_s(spec, apple, weight_format="q4_0") == pytest.approx(fast, rel=0.02)
-    assert C.prefill_tokens_per_s(spec, nvidia, weight_format="q4_0") < C.prefill_tokens_per_s(spec, nvidia, weight_format="f16")
+    assert (C.prefill_tokens_per_s(spec, nvidia, weight_format="q4_0", efficiency=old)
+            < C.prefill_tokens_per_s(spec, nvidia, weight_format="f16", efficiency=old))
     with pytest.raises(ValueError):
         replace(eff, compute_simd=0.0)

@@ -61,7 +61,7 @@ def get_hardware(name: str) -> Hardware:
     """``Hardware`` of a catalog device, e.g. ``get_hardware("rtx-4090")``."""
     key, entry = _lookup(_read("hardware.json")["hardware"], name, "hardware")
     fields = {k: v for k, v in entry.items() if k in (
-        "memory_gb", "bandwidth_gb_s", "fp16_tflops", "int8_tops", "fp16_acc16_tflops", "clock_ghz",
+        "memory_gb", "bandwidth_gb_s", "fp16_tflops", "int8_tops", "fp16_acc16_tflops", "clock_ghz", "sm_count",
         "kind", "usable_memory_fraction", "display_name", "sources", "notes")}
     return Hardware(name=key, **fields)
 

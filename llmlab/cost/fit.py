@@ -20,7 +20,7 @@ import numpy as np
 
 from .catalog import get_hardware, get_model
 from .measured import Measurement
-from .speed import DEFAULT_EFFICIENCY, Efficiency, generation, prefill_tokens_per_s
+from .speed import DEFAULT_EFFICIENCY, LLAMA_CPP_CUDA_2023_12, Efficiency, generation, prefill_tokens_per_s
 
 __all__ = ["predict", "score_efficiency", "fit_efficiency", "nelder_mead"]
 
@@ -105,7 +105,7 @@ def _loss(measurements, efficiency, cache) -> float:
     return float(np.mean(np.square(errs)))
 
 
-def fit_efficiency(measurements: list[Measurement], start: Efficiency = DEFAULT_EFFICIENCY) -> tuple[Efficiency, dict]:
+def fit_efficiency(measurements: list[Measurement], start: Efficiency = LLAMA_CPP_CUDA_2023_12) -> tuple[Efficiency, dict]:
     """Fit ``bandwidth`` and ``layer_overhead_cycles`` on the decode rows, then ``compute`` on the
     prefill rows; the other fields of ``start`` (accumulate, dequant, ubatch) are kept.
 

@@ -43,6 +43,7 @@ class Hardware:
     int8_tops: float | None = None  # dense int8 matrix throughput
     fp16_acc16_tflops: float | None = None  # with fp16 accumulation, when it differs (GeForce: 2x)
     clock_ghz: float | None = None  # boost clock; scales the fixed per-layer latency
+    sm_count: int | None = None  # streaming multiprocessors (NVIDIA): bounds kernels limited per SM, not by tensor peak
     kind: str = "gpu"
     usable_memory_fraction: float = 0.9
     display_name: str = ""
@@ -56,6 +57,9 @@ class Hardware:
             object.__setattr__(self, attr, _positive(getattr(self, attr), attr))
         for attr in ("fp16_tflops", "int8_tops", "fp16_acc16_tflops", "clock_ghz"):
             object.__setattr__(self, attr, _positive(getattr(self, attr), attr, optional=True))
+        if self.sm_count is not None and (isinstance(self.sm_count, bool) or not isinstance(self.sm_count, int)
+                                          or self.sm_count <= 0):
+            raise ValueError(f"sm_count must be an int > 0, got {self.sm_count!r}")
         if self.kind not in _KINDS:
             raise ValueError(f"kind must be one of {_KINDS}, got {self.kind!r}")
         frac = self.usable_memory_fraction

@@ -39,14 +39,15 @@ class Measurement:
             raise ValueError("tokens and tokens_per_s must be > 0")
 
 
-# GPU: 7B Q4_0 tg, 7B F16 tg, 70B Q4_0 tg, 7B Q4_0 pp, 7B F16 pp. "A100 80GB" is taken as the SXM
-# part, as serving-facts' roofline fractions do (the README row does not say which).
+# GPU: 7B Q4_0 tg, 7B F16 tg, 70B Q4_0 tg, 7B Q4_0 pp, 7B F16 pp. The README's "A100 80GB" is the PCIe
+# part: the repository's notebook of that run ('LLaMA 2/A100_v2.ipynb', 2023-12-22) prints nvidia-smi's
+# "NVIDIA A100 80GB PCIe" (the same reading as data/throughput.json's table xd-llama2-cuda-2023-12).
 _2023 = {
     "rtx-3090": (120.6, 51.85, None, 2601.81, 3075.37),
     "rtx-4090": (149.37, 60.78, None, 5531.19, 7348.69),
     "rtx-4080": (118.01, 44.2, None, 3774.79, 5158.19),
     "rtx-a6000": (111.57, 44.01, 15.18, 2979.12, 3707.88),
-    "a100-80gb-sxm": (136.24, 73.83, 25.68, 3443.98, 5105.77),
+    "a100-80gb-pcie": (136.24, 73.83, 25.68, 3443.98, 5105.77),
     "h100-pcie": (133.77, 83.32, 25.88, 4868.59, 7367.0),
 }
 LLAMA2_NVIDIA: list[Measurement] = []

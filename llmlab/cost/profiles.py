@@ -8,7 +8,12 @@ between December 2023 and May 2024. So a prediction names its runtime and versio
 * **decode** rows fit ``bandwidth`` and ``layer_overhead_cycles`` (two model sizes or two formats
   per device separate them); a runtime measured on a single device fits the overhead only, with
   the bandwidth of the llama.cpp profile of the same family and era (stated in its provenance);
-* **prefill** rows fit ``compute`` (``compute_simd`` on chips without matrix units).
+* **prefill** rows fit ``compute`` (``compute_simd`` on chips without matrix units). llama.cpp builds
+  from :data:`MMQ_SINCE` on (CUDA) multiply quantised weights with their own int8 kernels: those
+  rows fit ``mmq_flops_per_sm_cycle`` (a per-SM roof), fp16 rows ``compute``; a table with no fp16
+  rows borrows ``compute`` from the newest older profile that has them, and says so;
+* Apple tables with both fp16 and quantised decode rows also fit ``unpack_flops_per_weight`` (the
+  vector-ALU work of unpacking a quantised weight in a decode step).
 
 Every number comes from ``data/throughput.json`` (published tables, each with its source, date,
 build and conditions). Validation is by design, never by the fit:
@@ -17,7 +22,8 @@ build and conditions). Validation is by design, never by the fit:
   all devices give the profile's **band** (median and 90th percentile of |error| per phase);
 * **leave-one-table-out** (LOTO): fit on the other tables of the same runtime and family (other
   versions), predict this one: how much the software moved;
-* **check** tables are never fitted on; they only check a profile.
+* **check** tables are never fitted on; they only check a profile;
+* **drift**: every llama.cpp table predicted by the profiles of the other versions of its family.
 
 The fitted factors and bands are stored in ``data/profiles.json`` by ``python -m
 llmlab.cost.profiles --write`` (deterministic arithmetic, no timing); ``tests/test_cost_profiles.py``
@@ -43,7 +49,7 @@ from .formats import get_weight_format
 from .fit import nelder_mead
 from .hardware import Hardware
 from .spec import ModelSpec
-from .speed import DEFAULT_EFFICIENCY, Efficiency, decode_step, generation, prefill_tokens_per_s
+from .speed import LLAMA_CPP_CUDA_2023_12, Efficiency, decode_step, generation, prefill_tokens_per_s
 
 __all__ = [
     "RUNTIMES",
@@ -68,6 +74,10 @@ __all__ = [
 RUNTIMES = ("llama.cpp", "ollama", "vllm", "transformers", "mlx")
 PHASES = ("decode", "prefill")
 _FAMILY_OF_KIND = {"gpu": "nvidia", "apple": "apple", "cpu": "cpu"}
+# A runtime cannot stream weights faster than the memory's peak: the fitted fraction is at most 1. (With one
+# model size per device, as in the 2025 CUDA table, bandwidth and per-layer overhead trade off and an
+# unbounded fit drifts above 1.)
+MAX_BANDWIDTH = 1.0
 
 
 @dataclass(frozen=True)
@@ -229,25 +239,42 @@ _STRUCTURE = {
 }
 
 
-def _start(runtime: str) -> Efficiency:
-    return replace(DEFAULT_EFFICIENCY, layer_overhead_s=None, **_STRUCTURE[runtime])
+# llama.cpp's CUDA prefill of quantised weights switched from "dequantise to fp16 + cuBLAS" to its own
+# int8 tensor-core kernels (MMQ) by default in PR #8075 (merged June 2024): a build from July 2024 on is
+# modelled with the per-SM roof of ``Efficiency.mmq_flops_per_sm_cycle`` for quantised weights (fp16
+# weights still go through cuBLAS). The start value is replaced by the fit.
+MMQ_SINCE = "2024-07"
+_MMQ_START = 500.0
+
+
+def _uses_mmq(runtime: str, version: str | None, family: str) -> bool:
+    return runtime == "llama.cpp" and family == "nvidia" and version is not None and _month(version) >= _month(MMQ_SINCE)
+
+
+def _start(runtime: str, version: str | None = None, family: str = "nvidia") -> Efficiency:
+    extra = {"mmq_flops_per_sm_cycle": _MMQ_START} if _uses_mmq(runtime, version, family) else {}
+    return replace(LLAMA_CPP_CUDA_2023_12, layer_overhead_s=None, **_STRUCTURE[runtime], **extra)
 
 
 def _mse_log(rows, eff) -> float:
     return float(np.mean([math.log(predict_row(r, eff) / r.tokens_per_s) ** 2 for r in rows]))
 
 
-def fit_rows(rows: list[Row], family: str, runtime: str, bandwidth: float | None = None) -> Efficiency:
+def fit_rows(rows: list[Row], family: str, runtime: str, bandwidth: float | None = None,
+             version: str | None = None, compute: float | None = None) -> Efficiency:
     """Fit a profile on ``rows``: decode -> ``bandwidth`` (unless given) and
-    ``layer_overhead_cycles``; prefill -> ``compute`` (``compute_simd`` off NVIDIA)."""
-    eff = _start(runtime)
+    ``layer_overhead_cycles``; prefill -> ``compute`` (``compute_simd`` off NVIDIA). For a llama.cpp
+    ``version`` with MMQ kernels (:data:`MMQ_SINCE`) quantised prefill rows fit
+    ``mmq_flops_per_sm_cycle`` and fp16 rows ``compute``; with no fp16 rows ``compute`` is the given
+    one (taken from an older profile)."""
+    eff = _start(runtime, version, family)
     decode = [r for r in rows if r.phase == "decode"]
     pre = [r for r in rows if r.phase == "prefill"]
     if not decode:
         raise ValueError("need decode rows to fit a profile")
     if bandwidth is None:
         def loss(x):
-            if not 0.05 <= x[0] <= 1.5 or x[1] < 0:
+            if not 0.05 <= x[0] <= MAX_BANDWIDTH or x[1] < 0:
                 return 1e9
             return _mse_log(decode, replace(eff, bandwidth=x[0], layer_overhead_cycles=x[1] * 1e3))
         (bw, kc), _ = nelder_mead(loss, [0.8, 100.0], step=[0.1, 50.0])
@@ -266,6 +293,36 @@ def fit_rows(rows: list[Row], family: str, runtime: str, bandwidth: float | None
             (bw,), _ = nelder_mead(bw_loss, [bandwidth], step=[0.05])
             kc = 0.0
     eff = replace(eff, bandwidth=float(round(bw, 3)), layer_overhead_cycles=float(round(kc * 1e3, -3)))
+    quant_dec = {get_weight_format(r.weight_format).matrix_bits < 16 for r in decode}
+    if family != "nvidia" and bandwidth is None and quant_dec == {True, False}:
+        # Both kinds of decode rows on chips without matrix units: fp16 rows fix the bandwidth, the
+        # quantised ones may be slower than their bytes allow (unpacking on the vector ALUs).
+        def uloss(x):
+            if not 0.05 <= x[0] <= MAX_BANDWIDTH or x[1] < 0 or not 0 <= x[2] <= 1e4:
+                return 1e9
+            return _mse_log(decode, replace(eff, bandwidth=x[0], layer_overhead_cycles=x[1] * 1e3,
+                                            unpack_flops_per_weight=x[2]))
+        (bw, kc, u), _ = nelder_mead(uloss, [eff.bandwidth, eff.layer_overhead_cycles / 1e3, 10.0], step=[0.05, 50.0, 10.0])
+        eff = replace(eff, bandwidth=float(round(bw, 3)), layer_overhead_cycles=float(round(kc * 1e3, -3)),
+                      unpack_flops_per_weight=float(round(u, 1)))
+    if pre and eff.mmq_flops_per_sm_cycle is not None:
+        quant = [r for r in pre if get_weight_format(r.weight_format).matrix_bits < 16]
+        full = [r for r in pre if get_weight_format(r.weight_format).matrix_bits >= 16]
+        if not quant:
+            raise ValueError("an MMQ-era profile needs quantised prefill rows")
+
+        def mloss(x):
+            return 1e9 if not 1.0 <= x[0] <= 1e5 else _mse_log(quant, replace(eff, mmq_flops_per_sm_cycle=x[0]))
+        (m,), _ = nelder_mead(mloss, [_MMQ_START], step=[100.0])
+        eff = replace(eff, mmq_flops_per_sm_cycle=float(round(m, 1)))
+        if full:
+            def floss(x):
+                return 1e9 if not 0.01 <= x[0] <= 1.5 else _mse_log(full, replace(eff, compute=x[0]))
+            (eta,), _ = nelder_mead(floss, [0.5], step=[0.1])
+            eff = replace(eff, compute=float(round(eta, 3)))
+        elif compute is not None:
+            eff = replace(eff, compute=compute)
+        return eff
     if pre:
         attr = "compute" if family == "nvidia" else "compute_simd"
         # A second factor for quantised GEMMs only where the kernel dequantises in place (not the
@@ -287,16 +344,34 @@ def fit_rows(rows: list[Row], family: str, runtime: str, bandwidth: float | None
     return eff
 
 
+def _borrowed_compute(runtime: str, version: str, family: str) -> tuple[float | None, str]:
+    """An MMQ-era llama.cpp table without fp16 prefill rows: the fp16 (cuBLAS) compute factor of the
+    newest older llama.cpp profile of the family that has them."""
+    rows = _rows_of(runtime, version, family)
+    if not _uses_mmq(runtime, version, family) or any(
+            r.phase == "prefill" and get_weight_format(r.weight_format).matrix_bits >= 16 for r in rows):
+        return None, ""
+    older = [v for v in _llama_versions(family) if _month(v) < _month(version)
+             and any(r.phase == "prefill" and get_weight_format(r.weight_format).matrix_bits >= 16
+                     for r in _rows_of("llama.cpp", v, family))]
+    if not older:
+        return None, ""
+    base = older[-1]
+    c = fit_rows(_rows_of("llama.cpp", base, family), family, "llama.cpp", version=base).compute
+    return c, (f"quantised prefill: MMQ kernels, per-SM roof fitted on this table; fp16 prefill (cuBLAS) has no "
+               f"rows here: compute factor {c} taken from llama.cpp {base} [assumption]")
+
+
 def _fit_spec(runtime: str, version: str, family: str) -> tuple[list[Row], float | None, str]:
     """Rows to fit on, fixed bandwidth (single-device runtimes) and the note saying so."""
     rows = _rows_of(runtime, version, family)
     if len({r.hardware for r in rows}) > 1 or runtime == "llama.cpp":
-        return rows, None, ""
+        return rows, None, _borrowed_compute(runtime, version, family)[1]
     ref = _llama_versions(family)
     if not ref:
         raise ValueError(f"no llama.cpp profile on {family} to take the bandwidth from")
     base = min(ref, key=lambda v: abs(_month(v) - _month(version)))
-    bw = fit_rows(_rows_of("llama.cpp", base, family), family, "llama.cpp").bandwidth
+    bw = fit_rows(_rows_of("llama.cpp", base, family), family, "llama.cpp", version=base).bandwidth
     return rows, bw, (f"measured on one device only: bandwidth efficiency taken from llama.cpp {base} on "
                       f"{family} ({bw}), only the per-layer overhead is fitted [assumption]; if the rows are "
                       "faster than that bandwidth allows, the bandwidth is fitted instead, with no overhead")
@@ -332,7 +407,8 @@ def leave_one_device_out(runtime: str, version: str, family: str) -> list[dict]:
         train = [r for r in rows if r.hardware != d]
         if not [r for r in train if r.phase == "decode"]:
             continue
-        eff = fit_rows(train, family, runtime, bandwidth=bw)
+        eff = fit_rows(train, family, runtime, bandwidth=bw, version=version,
+                       compute=_borrowed_compute(runtime, version, family)[0])
         for r in (r for r in rows if r.hardware == d):
             p = predict_row(r, eff)
             out.append({"row": r, "predicted": p, "error_pct": 100.0 * (p / r.tokens_per_s - 1.0)})
@@ -349,7 +425,7 @@ def _leave_one_row_out(runtime, version, family) -> list[dict]:
         train = [x for x in rows if x is not r]
         if not any(x.phase == "decode" for x in train) or not any(x.phase == r.phase for x in train):
             continue
-        eff = fit_rows(train, family, runtime, bandwidth=bw)
+        eff = fit_rows(train, family, runtime, bandwidth=bw, version=version)
         p = predict_row(r, eff)
         out.append({"row": r, "predicted": p, "error_pct": 100.0 * (p / r.tokens_per_s - 1.0)})
     return out
@@ -372,13 +448,14 @@ def _summary(errs) -> dict | None:
 
 def validate() -> dict:
     """Fit every profile and compute its held-out errors. Returns ``{"profiles": {key: {...}},
-    "loto": [...], "check": [...]}`` with per-phase summaries (median, p90, bias of error %)."""
+    "loto": [...], "drift": [...], "check": [...]}`` with per-phase summaries (median, p90, bias of error %)."""
     out = {"profiles": {}, "loto": [], "check": []}
     fitted = {}
     for key in _profile_keys():
         runtime, version, family = key
         rows, bw, note = _fit_spec(*key)
-        eff = fit_rows(rows, family, runtime, bandwidth=bw)
+        eff = fit_rows(rows, family, runtime, bandwidth=bw, version=version,
+                       compute=_borrowed_compute(*key)[0])
         fitted[key] = eff
         held = leave_one_device_out(*key)
         method = "leave-one-device-out"
@@ -400,10 +477,23 @@ def validate() -> dict:
                   and u.family == t.family and u.id != t.id for r in u.rows]
         if not others:
             continue
-        eff = fit_rows(others, t.family, "llama.cpp")
+        # the structure of the held-out table's build (MMQ or not), its factors from the other builds
+        eff = fit_rows(others, t.family, "llama.cpp", version=t.version)
         errs = _errors(t.rows, eff)
         out["loto"].append({"table": t.id, "family": t.family, "fitted_on": sorted({r.table for r in others}),
                             **{ph: _summary([e for e, r in zip(errs, t.rows) if r.phase == ph]) for ph in PHASES}})
+    # Software drift: each llama.cpp table predicted by the profile of every other version of its family
+    # (for the newest table, the error of the profiles that came before it: what the issue measured).
+    out["drift"] = []
+    for t in load_tables():
+        if t.role != "fit" or t.runtime != "llama.cpp":
+            continue
+        for key, eff in fitted.items():
+            if key[0] != "llama.cpp" or key[2] != t.family or key[1] == t.version:
+                continue
+            errs = _errors(t.rows, eff)
+            out["drift"].append({"table": t.id, "profile": key,
+                                 **{ph: _summary([e for e, r in zip(errs, t.rows) if r.phase == ph]) for ph in PHASES}})
     # Check tables: predicted by every profile of the same runtime and family, never fitted on.
     for t in load_tables():
         if t.role != "check":
@@ -420,7 +510,7 @@ def validate() -> dict:
 # ---------------------------------------------------------------- stored profiles
 
 _EFF_FIELDS = ("bandwidth", "compute", "compute_simd", "quant_compute", "layer_overhead_cycles", "accumulate",
-               "prefill_dequant", "ubatch", "prefill_logits")
+               "prefill_dequant", "mmq_flops_per_sm_cycle", "unpack_flops_per_weight", "ubatch", "prefill_logits")
 
 
 def _to_json(report: dict) -> dict:
@@ -445,7 +535,7 @@ def profiles() -> tuple[Profile, ...]:
     out = []
     for p in _read_json("profiles.json")["profiles"]:
         e = p["efficiency"]
-        eff = replace(DEFAULT_EFFICIENCY, layer_overhead_s=None, **e,
+        eff = replace(LLAMA_CPP_CUDA_2023_12, layer_overhead_s=None, **e,
                       name=f"{p['runtime']} {p['version']} ({p['family']})",
                       provenance=f"fitted on {', '.join(p['fitted_on'])} (data/throughput.json). {p['note']}".strip())
         bands = {ph: (None if b is None else Band(**b)) for ph, b in p["bands"].items()}
@@ -545,6 +635,10 @@ def _print(report: dict) -> None:
     for (rt, v, fam), p in report["profiles"].items():
         e = p["efficiency"]
         simd = f" η_simd {e.compute_simd} (quantised x{e.quant_compute})" if fam != "nvidia" else f" η_f {e.compute}"
+        if e.unpack_flops_per_weight:
+            simd += f", decode unpacking {e.unpack_flops_per_weight} FLOP per quantised weight"
+        if e.mmq_flops_per_sm_cycle is not None:
+            simd += f" (fp16 weights), quantised: MMQ {e.mmq_flops_per_sm_cycle} FLOP/cycle/SM"
         print(f"\n  {rt} {v} {fam}: η_bw {e.bandwidth}{simd} overhead {e.layer_overhead_cycles:,.0f} cycles/layer")
         if p["note"]:
             print(f"    {p['note']}")
@@ -553,6 +647,9 @@ def _print(report: dict) -> None:
     print("\nLeave one table out (fit on the other versions of the same runtime and family):")
     for x in report["loto"]:
         print(f"  {x['table']:<26} from {', '.join(x['fitted_on'])}: decode {fmt(x['decode'])} | prefill {fmt(x['prefill'])}")
+    print("\nSoftware drift (a table predicted by the profile of another version of the same runtime and family):")
+    for x in report["drift"]:
+        print(f"  {x['table']:<26} with {' '.join(x['profile'])}: decode {fmt(x['decode'])} | prefill {fmt(x['prefill'])}")
     print("\nCheck tables (never fitted on):")
     for x in report["check"]:
         print(f"  {x['table']:<22} with {' '.join(x['profile'])}: decode {fmt(x['decode'])} | prefill {fmt(x['prefill'])}")

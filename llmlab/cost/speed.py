@@ -14,8 +14,10 @@ kernels such as norms and rotary embeddings that cannot fill the GPU). So:
 * **Prefill** (the prompt, in chunks of ``ubatch`` tokens): ``flops`` = 2 · params per token +
   causal attention; each chunk reads the weights once. Intensity ≈ chunk size: compute-bound.
 
-``Efficiency()`` is the ideal roofline (no overheads). ``DEFAULT_EFFICIENCY`` holds factors fitted
-on published llama.cpp measurements (serving-facts §2b); see its ``provenance``.
+``Efficiency()`` is the ideal roofline (no overheads). ``DEFAULT_EFFICIENCY`` is the newest llama.cpp
+CUDA profile of ``llmlab.cost.profiles`` (read from ``data/profiles.json``; see its ``provenance``);
+``LLAMA_CPP_CUDA_2023_12`` is the first fit (December 2023 builds, serving-facts §2b), kept for
+comparison.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ __all__ = [
     "Efficiency",
     "IDEAL",
     "DEFAULT_EFFICIENCY",
+    "LLAMA_CPP_CUDA_2023_12",
     "StepTime",
     "arithmetic_intensity",
     "roofline_time",
@@ -68,6 +71,15 @@ class Efficiency:
     ``quant_compute``: multiplier of the compute efficiency for prefill matmuls on quantised
     weights that the kernel dequantises itself (Metal, CPU: no fp16 copy): unpacking costs ALU
     time, so such GEMMs run slower than fp16 ones (1.0: as fast).
+    ``mmq_flops_per_sm_cycle``: prefill matmuls on quantised weights run by kernels that read the
+    quantised blocks themselves and are limited per streaming multiprocessor, not by the tensor peak
+    (llama.cpp's MMQ, its default on NVIDIA since PR #8075 of June 2024): their FLOP/s is
+    ``Hardware.sm_count · clock · mmq_flops_per_sm_cycle`` (no fp16 copy of the weights); ``None``:
+    the tensor peak times ``compute``. Only on ``kind == "gpu"`` with a known ``sm_count`` and clock.
+    ``unpack_flops_per_weight``: vector-ALU work, in FLOP-equivalents, to unpack one quantised matrix
+    weight in a decode step (bit shifts, scales, the dot product's reduction) on chips without
+    matrix units (``kind`` ``"apple"`` or ``"cpu"``). It adds to the step's compute term, so a
+    quantised decode is compute-bound where the ALUs are slow for the bandwidth (0: never).
     ``ubatch``: prompt tokens per prefill chunk (each chunk reads the weights once).
     ``prefill_logits``: ``"last"`` if the runtime computes the output head only for the last prompt
     token (generation runtimes), ``"all"`` if for every position (a plain ``model(ids)`` call).
@@ -81,6 +93,8 @@ class Efficiency:
     accumulate: str = "fp32"
     prefill_dequant: bool = False
     quant_compute: float = 1.0
+    mmq_flops_per_sm_cycle: float | None = None
+    unpack_flops_per_weight: float = 0.0
     ubatch: int = 512
     prefill_logits: str = "last"
     name: str = "ideal roofline"
@@ -93,6 +107,12 @@ class Efficiency:
                 continue
             if not isinstance(v, (int, float)) or not 0 < v <= 1.5:
                 raise ValueError(f"{attr} efficiency must be in (0, 1.5], got {v!r}")
+        u = self.unpack_flops_per_weight
+        if isinstance(u, bool) or not isinstance(u, (int, float)) or not 0 <= u <= 1e4:
+            raise ValueError(f"unpack_flops_per_weight must be in [0, 1e4], got {u!r}")
+        m = self.mmq_flops_per_sm_cycle
+        if m is not None and (isinstance(m, bool) or not isinstance(m, (int, float)) or not 0 < m <= 1e5):
+            raise ValueError(f"mmq_flops_per_sm_cycle must be in (0, 1e5], got {m!r}")
         if self.layer_overhead_cycles < 0 or (self.layer_overhead_s is not None and self.layer_overhead_s < 0):
             raise ValueError("layer overheads must be >= 0")
         if self.accumulate not in ("fp32", "fp16"):
@@ -109,7 +129,12 @@ class Efficiency:
         return self.compute
 
     def dequant_on(self, hardware: Hardware) -> bool:
-        return self.prefill_dequant and hardware.kind == "gpu"
+        return self.prefill_dequant and hardware.kind == "gpu" and not self.mmq_on(hardware)
+
+    def mmq_on(self, hardware: Hardware) -> bool:
+        """Quantised prefill GEMMs use the per-SM (MMQ) roof on ``hardware``."""
+        return (self.mmq_flops_per_sm_cycle is not None and hardware.kind == "gpu"
+                and hardware.sm_count is not None and hardware.clock_ghz is not None)
 
     def layer_overhead(self, hardware: Hardware) -> float:
         """Seconds of fixed latency per layer per forward pass on ``hardware``."""
@@ -121,16 +146,17 @@ class Efficiency:
 
 IDEAL = Efficiency()
 
-# Fitted by benchmarks/fit_efficiency.py on the XiongjieDai llama.cpp table (serving-facts §2b):
+# The first default, kept for comparison and as the fixed starting point of every profile fit
+# (llmlab.cost.profiles): fitted by benchmarks/fit_efficiency.py on the XiongjieDai llama.cpp table (serving-facts §2b):
 # 6 NVIDIA GPUs x {7B Q4_0, 7B F16} x {decode tg128, prefill pp512} + 70B Q4_0 decode, 27 points.
-DEFAULT_EFFICIENCY = Efficiency(
-    bandwidth=0.945,
+LLAMA_CPP_CUDA_2023_12 = Efficiency(
+    bandwidth=0.942,
     compute=0.248,
     # Not fitted (no throughput table of such chips was used): tuned dense GEMM on hardware without
     # matrix units reaches roughly 0.6-0.9 of the vector-ALU peak (CPU BLAS near the top, GPU SIMD
     # GEMM lower); this machine's calibration reached 0.74-0.94 of its measured matmul roof.
     compute_simd=0.7,
-    layer_overhead_cycles=260_000.0,
+    layer_overhead_cycles=255_000.0,
     accumulate="fp16",
     prefill_dequant=True,
     ubatch=512,
@@ -140,9 +166,9 @@ DEFAULT_EFFICIENCY = Efficiency(
         "Fitted (least squares on log(predicted/measured); decode rows for bandwidth and overhead, "
         "prefill rows for compute) on the 27 points of serving-facts §2b: "
         "XiongjieDai/GPU-Benchmarks-on-LLM-Inference, llama.cpp Dec 2023, LLaMA-2-7B Q4_0/F16 "
-        "tg128 and pp512 on RTX 3090/4080/4090, RTX A6000, A100 80GB, H100 PCIe, plus LLaMA-2-70B "
-        "Q4_0 tg128. Decode: MAPE 6.6 %, worst +19.4 % (H100 PCIe, 70B Q4_0); leave-one-GPU-out "
-        "MAPE 7.9 %, worst 22 %. Prefill: MAPE 31.5 %, worst +113 % (H100 PCIe Q4_0): that "
+        "tg128 and pp512 on RTX 3090/4080/4090, RTX A6000, A100 80GB PCIe, H100 PCIe, plus LLaMA-2-70B "
+        "Q4_0 tg128. Decode: MAPE 6.2 %, worst +20.0 % (H100 PCIe, 70B Q4_0); leave-one-GPU-out "
+        "MAPE 7.6 %, worst 23 %. Prefill: MAPE 31.5 %, worst +113 % (H100 PCIe Q4_0): that "
         "llama.cpp did not exploit the larger tensor cores of data-centre GPUs. On the later "
         "LLaMA-3-8B table (May 2024, not fitted) decode MAPE is 10 %, prefill is 36-50 % too "
         "slow (llama.cpp's prompt processing got about 2x faster in between). The compute factor "
@@ -151,6 +177,34 @@ DEFAULT_EFFICIENCY = Efficiency(
         "for your chip with llmlab.cost.calibrate. Reproduce: python benchmarks/fit_efficiency.py"
     ),
 )
+
+
+
+
+def _newest_profile_efficiency(runtime: str = "llama.cpp", family: str = "nvidia") -> Efficiency:
+    """The efficiency of the newest stored profile of ``runtime`` on ``family`` (``data/profiles.json``,
+    written by ``python -m llmlab.cost.profiles --write``): one source of truth for the default."""
+    import json
+    from importlib import resources
+
+    stored = json.loads(resources.files("llmlab").joinpath("data", "profiles.json").read_text(encoding="utf-8"))
+    cands = [p for p in stored["profiles"] if p["runtime"] == runtime and p["family"] == family]
+    if not cands:
+        raise RuntimeError(f"no stored {runtime} profile for {family} in data/profiles.json")
+    newest = max(cands, key=lambda p: tuple(int(x) for x in p["version"].split("-")[:2]))
+    bands = {ph: b for ph, b in newest["bands"].items() if b}
+    held = "; ".join(f"{ph} {b['median_pct']} / {b['p90_pct']} %" for ph, b in bands.items())
+    return replace(LLAMA_CPP_CUDA_2023_12, layer_overhead_s=None, **newest["efficiency"],
+                   name=f"{runtime} {newest['version']} ({family}), the newest profile",
+                   provenance=(f"The newest {runtime} profile for {family} in data/profiles.json, fitted on "
+                               f"{', '.join(newest['fitted_on'])} (data/throughput.json) by llmlab.cost.profiles; "
+                               f"held-out error (median / p90 of |predicted/measured - 1|, {next(iter(bands.values()))['method']}): "
+                               f"{held}. compute_simd is the vector-unit prior of LLAMA_CPP_CUDA_2023_12 unless the "
+                               "profile fits it. The December 2023 fit stays as LLAMA_CPP_CUDA_2023_12."))
+
+
+# The default of every speed function: the newest llama.cpp CUDA profile (see llmlab.cost.profiles).
+DEFAULT_EFFICIENCY = _newest_profile_efficiency()
 
 
 @dataclass(frozen=True)
@@ -246,8 +300,10 @@ def _kv_bytes(spec: ModelSpec, kv_bytes_per_value: float | None, fmt: WeightForm
     return spec.kv_values_per_position * b  # a key and a value per KV head (or MLA's latent), per position and layer
 
 
-def _pass(spec, hardware, efficiency, flops, nbytes) -> StepTime:
-    compute = flops / (hardware.peak_flops(efficiency.accumulate) * efficiency.compute_for(hardware))
+def _pass(spec, hardware, efficiency, flops, nbytes, peak: float | None = None) -> StepTime:
+    if peak is None:
+        peak = hardware.peak_flops(efficiency.accumulate) * efficiency.compute_for(hardware)
+    compute = flops / peak
     memory = nbytes / (hardware.bandwidth_bytes_s * efficiency.bandwidth)
     return StepTime(flops, nbytes, compute, memory, spec.n_layers * efficiency.layer_overhead(hardware))
 
@@ -281,6 +337,9 @@ def decode_step(
     kv_read = batch * _kv_bytes(spec, kv_bytes_per_value, fmt) * spec.attended_keys(1, context)
     nbytes = _weight_read_bytes(spec, fmt, batch) + kv_read
     flops = batch * spec.forward_flops(1, context=context)
+    if efficiency.unpack_flops_per_weight and fmt.matrix_bits < 16 and hardware.kind != "gpu":
+        flops += efficiency.unpack_flops_per_weight * spec.tensor_groups(
+            experts=expected_experts_touched(spec, batch))["matrices"]
     return _pass(spec, hardware, efficiency, flops, nbytes)
 
 
@@ -322,7 +381,10 @@ def prefill(
     kv = _kv_bytes(spec, kv_bytes_per_value, fmt)
     dequant = efficiency.dequant_on(hardware) and fmt.matrix_bits < 16
     gemm_fmt = get_weight_format("fp16") if dequant else fmt
-    if fmt.matrix_bits < 16 and not dequant and efficiency.quant_compute != 1.0:
+    mmq_peak = None
+    if fmt.matrix_bits < 16 and efficiency.mmq_on(hardware):
+        mmq_peak = hardware.sm_count * hardware.clock_ghz * 1e9 * efficiency.mmq_flops_per_sm_cycle
+    elif fmt.matrix_bits < 16 and not dequant and efficiency.quant_compute != 1.0:
         q = efficiency.quant_compute  # in-kernel dequantisation slows the GEMMs
         simd = None if efficiency.compute_simd is None else min(1.5, efficiency.compute_simd * q)
         efficiency = replace(efficiency, compute=min(1.5, efficiency.compute * q), compute_simd=simd)
@@ -337,7 +399,7 @@ def prefill(
         nbytes = _weight_read_bytes(spec, gemm_fmt, batch * chunk, head=logits != "none")
         # keys/values: read the cached ones once per layer (flash-attention tiling), write the new ones
         nbytes += batch * kv * (sum(spec.kv_tokens_stored(ctx, "window")) + spec.n_layers * chunk)
-        step = _pass(spec, hardware, efficiency, flops, nbytes)
+        step = _pass(spec, hardware, efficiency, flops, nbytes, peak=mmq_peak)
         if dequant:
             # A separate memory-bound pass before the GEMMs: read the quantised weights, write an
             # fp16 copy (the GEMM then reads that copy, counted above).

@@ -632,9 +632,11 @@ plt.show()
 # Las barras son la predicción y los bigotes, su banda. Fíjate en dos cosas. La primera: en *prefill* el perfil de
 # 2023 tiene una banda inmensa, porque aquel llama.cpp aprovechaba de forma muy desigual los núcleos tensoriales de
 # cada GPU (en una H100 se quedaba muy por debajo de su pico) y el modelo no sabe predecir ese desorden; el de 2024
-# es más regular y su banda es estrecha. La segunda: el perfil de Apple de 2024 tiene una banda de *decode* ancha,
-# porque su tabla incluye un M1 Max que decodifica Q4_K_M mucho más despacio de lo que su ancho de banda
-# permitiría. La banda es el modelo diciendo «aquí sé menos»: úsala.
+# es más regular y su banda es estrecha. La segunda: el perfil de Apple de 2024 tiene una banda de *decode* más
+# ancha que la de NVIDIA, porque su tabla incluye un M1 Max que decodifica Q4_K_M a menos de la mitad de su
+# ancho de banda: allí el límite es desempaquetar los pesos de 4 bits en sus unidades vectoriales, no la memoria.
+# El modelo ya cuenta ese trabajo, pero con un solo coste por peso para tres generaciones de chip, y no acierta
+# igual en todas. La banda es el modelo diciendo «aquí sé menos»: úsala.
 #
 # ¿Cuánto cambió la respuesta el software? La celda siguiente divide, para cada dispositivo, la predicción de
 # 2024 entre la de 2023, y compara un Mac con una GPU en cada época.
@@ -656,7 +658,11 @@ for v in VERSIONES:
 # esa bajada no es distinguible de cero. Y el cambio de NVIDIA mueve la decisión: con el software de 2023, para prompts largos un M2 Ultra rendía la mitad que una
 # RTX 3090; con el de 2024, poco más de un cuarto. Una predicción de coste que no dice con qué programa y con qué
 # versión se ha hecho no se puede comparar con otra. Y un aviso honesto: el perfil de 2024 para NVIDIA se ajustó
-# solo con tarjetas GeForce; en una A100 o una H100 su *prefill* es una extrapolación que su banda no cubre.
+# solo con tarjetas GeForce; en una A100 o una H100 su *prefill* es una extrapolación que su banda no cubre. El
+# perfil por defecto, el de agosto de 2025, sí incluye una A100 y una H100. Con ese llama.cpp los pesos
+# cuantizados del prompt los multiplican núcleos propios, cuyo ritmo lo marcan el número de multiprocesadores de
+# la GPU y su reloj, no su pico tensorial; con esa estructura el modelo acierta también en esas dos GPU (error
+# con cada GPU fuera del ajuste: mediana de un 11 % en *prefill* y de un 4 % en *decode*).
 
 # %% [markdown]
 # ## 4. La caché KV dentro de un motor de inferencia

@@ -1187,8 +1187,10 @@ for gpu in ("h100-sxm", "rtx-4090"):
     print(f"  dinero, con la GPU entera para esta llamada a {PRECIO_GPU_HORA:.2f} $/h: {coste:.5f} $")
 
 # %% [markdown]
-# El perfil de 2024 se ajustó con tarjetas GeForce; en la H100 su *prefill* es una extrapolación, y la banda no
-# cubre ese riesgo. Lo que sí podemos medir es cuánto pesa el software: la misma petición en las mismas dos GPU,
+# El perfil más reciente, el de agosto de 2025, se ajustó con seis GPU, una H100 entre ellas, pero solo con
+# pesos cuantizados a 4 bits. Para FP16 su *prefill* usa el factor de cálculo del perfil de mayo de 2024 (un
+# supuesto que su procedencia declara), así que aquí el TTFT sale casi igual que con ese perfil; lo que cambia es
+# el *decode*, algo más rápido. Y podemos medir cuánto pesa el software: la misma petición en las mismas dos GPU,
 # con el llama.cpp de diciembre de 2023 y con el de mayo de 2024.
 
 # %%
