@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 import labtools
+from grading import analytics
 from grading import gradebook as gbook
 from grading import report as rpt
 from grading.executors import DaskExecutor, LocalExecutor
@@ -115,6 +116,7 @@ def grade(args, root: Path) -> int:
     results = gbook.with_manual_scores(root, results)
     gbook.export_csv(root, results)
     rpt.write_report(root, labs, students, results, facts)
+    analytics.write_class_report(root, labs, students, results)  # analisis_clase.html, beside grades.csv
     print()
     if not facts["sandbox"]["isolated"]:
         print(f"!! SIN ENTORNO AISLADO: {facts['sandbox']['reason']}. El código de los alumnos corrió con acceso a "
@@ -133,7 +135,8 @@ def grade(args, root: Path) -> int:
         print(f"!! {rpt.count(facts['grader_errors'], 'entrega', 'entregas')} con error del corrector (no del "
               "alumno): no se guardaron como nota; vuelve a ejecutar la misma orden para corregirlas.")
     print(f"Notas: {root / 'grades.csv'}   Devoluciones: {root / 'feedback'}/<alumno>/<lab>/")
-    print(f"Informe: {root / 'grading_report.json'}   Registros: {root / 'logs'}/")
+    print(f"Informe: {root / 'grading_report.json'}   Análisis de la clase: {root / analytics.REPORT_NAME}   "
+          f"Registros: {root / 'logs'}/")
     print(f"Tiempo total: {time.perf_counter() - start:.1f} s")
     for lab, error in facts["kit_errors"].items():
         print(f"\n!! {lab} no se corrigió: {error}", file=sys.stderr)
@@ -180,6 +183,7 @@ def export_only(root: Path, labs: list[str] | None) -> int:
     csv_path = gbook.export_csv(root, results)
     extra = {k: v for k, v in old.items() if k not in ("root", "labs", "students", "flags", "results")}
     rpt.write_report(root, labs, students, results, extra)
+    analytics.write_class_report(root, labs, students, results)  # analisis_clase.html, beside grades.csv
     print(rpt.table(results, labs, students))
     print()
     graded = sum(1 for r in results if r.manual_score is not None)
