@@ -53,7 +53,8 @@ def test_the_badge_picture_is_local():
     nb = labtools.read_source(LABS[0])
     nb.cells[0].source = nb.cells[0].source.replace(hosting.badge_image(), hosting.EXTERNAL_BADGE)
     assert hosting.stamp(nb, LABS[0]) and hosting.EXTERNAL_BADGE not in nb.cells[0].source
-    assert f"[![Abrir en Colab]({hosting.badge_image()})]({hosting.settings().colab_url(LABS[0])})" in nb.cells[0].source
+    url = hosting.settings().colab_url(LABS[0])
+    assert f"[![Abrir en Colab]({hosting.badge_image()})]({url})" in nb.cells[0].source
     assert hosting.badge_image().startswith("data:image/svg+xml;base64,")
     assert hosting.stamp(nb, LABS[0]) == []  # idempotent
 

@@ -8,6 +8,7 @@ The report of the demo class as `make grade` writes it is checked in test_gradin
 
 from __future__ import annotations
 
+import json
 import math
 import re
 
@@ -99,15 +100,18 @@ LABS = demo_class.demo_labs()
 EARNS_NOTHING = {("lab07-cuantizacion", "diego_errores", "quant_report")}
 
 
-def _max_score(nb):
-    return sum(float(c.metadata["nbgrader"]["points"]) for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade"))
+def _max_score(path):
+    """Every graded cell's points (written answers included), read as plain JSON (no schema validation)."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return sum(float(c["metadata"]["nbgrader"]["points"]) for c in cells
+               if c.get("metadata", {}).get("nbgrader", {}).get("grade"))
 
 
 @pytest.fixture(scope="module")
 def demo():
     """The demo class's results as `make grade` gives them, rebuilt from its specs (manual answers pending)."""
     layouts = {lab: analytics.layout_from_notebook(labtools.solution_path(lab)) for lab in LABS}
-    maxima = {lab: _max_score(labtools.load_json_notebook(labtools.solution_path(lab))) for lab in LABS}
+    maxima = {lab: _max_score(labtools.solution_path(lab)) for lab in LABS}
     results = []
     for lab in LABS:
         for student, spec in demo_class.load_spec(lab).items():
@@ -127,8 +131,10 @@ def demo():
 
 
 def _readme_totals():
-    rows = re.findall(r"^(\w+)\s+(?:\S+ ?\S*\s+){9}(\d+)/212$", (REPO / "README.md").read_text(encoding="utf-8"), re.M)
-    return {student: float(total) for student, total in rows}
+    """student -> course total of the table `make grade` prints, as the README shows it (lines ending in /212)."""
+    lines = (REPO / "README.md").read_text(encoding="utf-8").splitlines()
+    rows = [line.split() for line in lines if re.fullmatch(r"[a-z_]+\s.*\s\d+/212", line)]
+    return {row[0]: float(row[-1].split("/")[0]) for row in rows}
 
 
 def test_demo_class_totals_are_the_readme_table(demo):
@@ -142,7 +148,8 @@ def test_demo_class_totals_are_the_readme_table(demo):
 
 def test_demo_class_lab01_softmax(demo):
     _, results, layouts = demo
-    stats = {s.exercise: s for s in analytics.exercise_stats(results, "lab01-que-es-un-llm", layouts["lab01-que-es-un-llm"])}
+    lab = "lab01-que-es-un-llm"
+    stats = {s.exercise: s for s in analytics.exercise_stats(results, lab, layouts[lab])}
     softmax = stats["softmax"]
     # Graded: 7 (fede_roto cannot be read); softmax solved by ana, carla, elena and ines: 2 points each.
     assert softmax.graded == 7 and softmax.mean == pytest.approx(8 / 7) and softmax.full_share == pytest.approx(4 / 7)
@@ -151,7 +158,7 @@ def test_demo_class_lab01_softmax(demo):
     mx, my = sum(x) / 7, sum(y) / 7
     r = sum((a - mx) * (b - my) for a, b in zip(x, y)) / math.sqrt(
         sum((a - mx) ** 2 for a in x) * sum((b - my) ** 2 for b in y))
-    assert softmax.discrimination == pytest.approx(r) and round(r, 3) == 0.684
+    assert softmax.discrimination == pytest.approx(r) and round(r, 3) == 0.721
     # Only ana and elena solve choose_model: the exercise the class failed most in lab01 shows under half.
     assert stats["choose_model"].mean == pytest.approx(4 / 7)
 

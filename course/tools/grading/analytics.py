@@ -34,6 +34,7 @@ if __package__ in (None, ""):  # run as a script: import the grading package nex
 
 from .files import atomic_write_text  # noqa: E402
 from .records import FLAG_ORDER, FLAGS, Result  # noqa: E402
+from .report import count  # noqa: E402
 
 REPORT_NAME = "analisis_clase.html"
 HELP_SHARE = 0.5  # a student under this share of the points graded so far needs help
@@ -318,10 +319,10 @@ def _table(header: list[str], rows: list[list[tuple[str, str]]]) -> str:
 def render(labs: list[str], students: list[str], results: list[Result], layouts: dict[str, list[Exercise]]) -> str:
     lab_rows = [lab_stats(results, lab) for lab in labs]
     summaries = student_summaries(results, labs, students)
-    parts = [f"<h1>Análisis de la clase</h1>\n<p>{len(students)} alumnos, {len(labs)} labs. Solo cuentan las "
-             "entregas corregidas (no las que faltan ni las que no se pudieron corregir). La discriminación es la "
-             "correlación entre los puntos del ejercicio y el resto de puntos del lab: cerca de 0 o negativa, el "
-             "ejercicio no distingue a quien domina el lab de quien no.</p>\n"]
+    parts = [f"<h1>Análisis de la clase</h1>\n<p>{count(len(students), 'alumno')}, {count(len(labs), 'lab', 'labs')}. "
+             "Solo cuentan las entregas corregidas (no las que faltan ni las que no se pudieron corregir). "
+             "La discriminación es la correlación entre los puntos del ejercicio y el resto de puntos del lab: "
+             "cerca de 0 o negativa, el ejercicio no distingue a quien domina el lab de quien no.</p>\n"]
 
     parts.append("<h2>Alumnos que necesitan ayuda</h2>\n")
     needing = [s for s in summaries if s.reasons]
