@@ -282,10 +282,13 @@ def totals_figure(labs: list[LabStats]) -> str:
 
 def course_figure(summaries: list[StudentSummary]) -> str:
     """Histogram of the students' course totals (share of every lab's points)."""
+    from matplotlib.ticker import MaxNLocator
+
     fig = _figure(7, 2.8)
     ax = fig.add_subplot()
     shares = [s.total / s.course_maximum for s in summaries if s.course_maximum]
     ax.hist(shares, bins=[i / 10 for i in range(11)], color="#2e86c1", edgecolor="white")
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # students come whole
     ax.axvline(HELP_SHARE, color="#c0392b", lw=1, ls="--")
     ax.set_xlim(0, 1)
     ax.set_xlabel("nota del curso (fracción de todos los puntos)")
@@ -302,7 +305,7 @@ body { font-family: sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 
 table { border-collapse: collapse; margin: 0.5rem 0 1.5rem; font-size: 0.9rem; }
 th, td { border: 1px solid #ccc; padding: 0.25rem 0.5rem; text-align: right; }
 th:first-child, td:first-child { text-align: left; }
-td.weak { background: #fde2e0; }
+td.weak { background: #fde2e0; } td.text { text-align: left; }
 figure { margin: 1rem 0; } figure svg { max-width: 100%; height: auto; }
 p.note { color: #555; font-size: 0.9rem; }
 """
@@ -329,7 +332,7 @@ def render(labs: list[str], students: list[str], results: list[Result], layouts:
     if needing:
         parts.append(_table(["alumno", "puntos", "de", "motivo"],
                             [[(s.student, ""), (number(s.total), ""), (number(s.maximum), ""),
-                              ("; ".join(s.reasons), "")] for s in needing]))
+                              ("; ".join(s.reasons), "text")] for s in needing]))
     else:
         parts.append("<p>Ninguno.</p>\n")
 
@@ -339,7 +342,7 @@ def render(labs: list[str], students: list[str], results: list[Result], layouts:
         [[(short(s.lab), ""), (str(s.graded), ""), (number(s.max_score), ""), (number(s.mean), ""),
           (number(s.median), ""),
           ("—" if s.quartiles() is None else " – ".join(number(q) for q in s.quartiles()), ""),
-          (", ".join(f"{f}: {n}" for f, n in s.flags.items()) or "—", "")] for s in lab_rows]))
+          (", ".join(f"{f}: {n}" for f, n in s.flags.items()) or "—", "text")] for s in lab_rows]))
     parts.append(f"<figure>{totals_figure(lab_rows)}</figure>\n<figure>{course_figure(summaries)}</figure>\n")
 
     parts.append("<h2>Ejercicios</h2>\n")
