@@ -17,6 +17,7 @@
 #   make site      the course website in build/site/ (labs to read, chapters, library, benchmarks)
 #   make wheel     llmlab's wheel (with its data) in build/wheel/
 #   make dist      the versioned instructor bundle dist/llmlab-curso-<version>.zip (see CHANGELOG.md)
+#   make tag       the git tag v<version> that the labs' Colab badges open (after `make release` and a commit)
 #   make model     retrain the tiny models shipped in llmlab/data/models/ (make corpus: the generated corpus;
 #                  make adapters: the shipped LoRA adapters; all three in course/tools/makedata)
 #   make bench     run the benchmarks (quick mode)
@@ -42,7 +43,7 @@ export TRANSFORMERS_OFFLINE := 1
 export PYTHONHASHSEED := 0
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: all grade grades formgrader test test-fast test-all release solutions execute lab site wheel dist corpus model adapters bench serve clean distclean venv sysdeps
+.PHONY: all grade grades formgrader test test-fast test-all release solutions execute lab site wheel dist tag corpus model adapters bench serve clean distclean venv sysdeps
 
 all: test
 
@@ -132,6 +133,9 @@ wheel: $(VENV)/.installed
 
 dist: $(VENV)/.installed
 	$(PY) $(TOOLS)/dist.py
+
+tag: $(VENV)/.installed
+	$(PY) $(TOOLS)/dist.py --tag
 
 # The machinery that makes llmlab/data/ lives in course/tools/makedata (not in the library, nor in its wheel).
 corpus: $(VENV)/.installed

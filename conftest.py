@@ -43,11 +43,12 @@ LAYERS = {
     "labs": [
         "test_lab_structure.py", "test_lab_mutants.py", "test_lab_alternatives.py", "test_lab08_server_cleanup.py",
         "test_execute_labs.py", "test_release_protection.py", "test_course_pipeline.py", "test_wheel_colab_setup.py",
-        "test_numerics.py",
+        "test_numerics.py", "test_colab_badges.py",
     ],
     "grading": [
         "test_grading.py", "test_grading_dask.py", "test_grading_export.py", "test_grading_resume.py",
-        "test_grading_stages.py", "test_grading_faults.py", "test_grading_operations.py", "hostile/",
+        "test_grading_stages.py", "test_grading_faults.py", "test_grading_operations.py", "test_grading_analytics.py",
+        "hostile/",
     ],
     "e2e": [
         "browser/", "test_wheel_install.py", "test_site.py", "test_dist.py", "test_serve_launcher.py",

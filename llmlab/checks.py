@@ -417,8 +417,8 @@ def checked_call(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
     except FalloComprobacion:
         raise
     except NotImplementedError:
-        _fail(name, "todavía está sin hacer (lanza NotImplementedError): escribe tu código en su celda y "
-              "ejecútala antes de la comprobación", None, "ejercicio sin hacer")
+        _fail(name, "todavía está sin hacer: escribe tu código en su celda (donde pone «ESCRIBE TU CÓDIGO "
+              "AQUÍ») y ejecútala antes de la comprobación", None, "ejercicio sin hacer")
     except Exception as exc:  # noqa: BLE001 - any crash of student code becomes a check failure
         detail = str(exc).splitlines()[0][:200] if str(exc) else ""
         _fail(name, f"tu función lanzó {type(exc).__name__}" + (f": {detail}" if detail else "")

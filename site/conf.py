@@ -16,6 +16,8 @@ author = "llmlab"
 copyright = "llmlab (código MIT; corpus CC BY 4.0)"
 release = version = _project["version"]
 language = "es"
+# The theme's words in Spanish (locale/es/LC_MESSAGES/sphinx.po: «En esta página», «Volver arriba»...).
+locale_dirs = [str(Path(__file__).resolve().parent / "locale")]
 
 extensions = ["myst_nb", "sphinx.ext.autodoc", "mathml"]
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence"]

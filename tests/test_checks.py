@@ -144,8 +144,9 @@ def test_checked_call_turns_crashes_into_spanish_messages():
     with pytest.raises(checks.FalloComprobacion, match="lanzó TypeError") as info:
         checks.checked_call(crashes, 1)
     assert info.value.reason == "tu función lanzó TypeError"
-    with pytest.raises(checks.FalloComprobacion, match="sin hacer"):
+    with pytest.raises(checks.FalloComprobacion, match="sin hacer") as info:
         checks.checked_call(unwritten, 1)
+    assert "NotImplementedError" not in str(info.value)  # the student sees what to do, not a Python class
     with pytest.raises(checks.FalloComprobacion, match="no es una función"):
         checks.checked_call(3.0, 1)
 

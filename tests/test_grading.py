@@ -101,6 +101,28 @@ def test_table_and_grades_csv(graded):
     assert graded_ok <= keys
 
 
+def test_class_analytics_report_beside_grades_csv(graded):
+    """analisis_clase.html (grading/analytics.py) for the class just graded: its figures and its numbers."""
+    from grading import analytics
+    from grading.records import Result
+
+    root, results, stdout = graded
+    page = (root / analytics.REPORT_NAME).read_text(encoding="utf-8")
+    assert analytics.REPORT_NAME in stdout
+    assert page.count("<svg") == 2 + len(LABS) and "<img" not in page  # figures inline: nothing fetched
+    rows = [Result.from_dict(r) for r in results.values()]
+    for lab in LABS:
+        stats = analytics.lab_stats(rows, lab)
+        assert stats.graded == 8  # 9 students, fede_roto's notebook cannot be read
+        assert f"<td>{lab[:5]}</td><td>8</td><td>{analytics.number(stats.max_score)}</td>" \
+               f"<td>{analytics.number(stats.mean)}</td>" in page
+        layout = analytics.layout_from_notebook(root / "release" / lab / f"{lab}.ipynb")
+        for ex in analytics.exercise_stats(rows, lab, layout):
+            assert f"<td>{ex.exercise}</td><td>{analytics.number(ex.max_points)}</td>" in page
+    assert "<td>ana_correcta</td>" not in page.split("<h2>Notas de cada lab</h2>")[0]  # she does not need help
+    assert "<td>carla_parcial</td>" in page.split("<h2>Notas de cada lab</h2>")[0]
+
+
 def _visible_text(path):
     text = re.sub(r"<[^>]+>", "", path.read_text(encoding="utf-8"))
     return html.unescape(text)

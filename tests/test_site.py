@@ -232,6 +232,34 @@ def test_every_page_the_site_links_answers(served, site):
     assert len(seen) >= len(_pages(site)) // 2  # the crawl reached the site, not just the landing page
 
 
+def test_the_theme_speaks_spanish(site):
+    """furo's own words come from site/locale/es (Sphinx's Spanish catalog lacks them)."""
+    pages = [p for p in _pages(site) if "toc-title" in p.read_text(encoding="utf-8")]
+    assert pages
+    for path in pages:
+        text = path.read_text(encoding="utf-8")
+        assert "En esta página" in text and "Volver arriba" in text, path
+        for english in ("On this page", "Back to top", "Skip to content", "Made with"):
+            assert english not in text, (path, english)
+
+
+def test_code_blocks_wrap_instead_of_scrolling(served):
+    """lab06's page (the widest code of the course) at 1280 px: no code block or output scrolls sideways."""
+    reason = chromium.unavailable()
+    if reason:
+        pytest.skip(reason)
+    with chromium.browser() as context:
+        page = chromium.guarded_page(context)
+        page.set_viewport_size({"width": 1280, "height": 900})
+        page.goto(f"{served}/labs/lab06-adaptar-modelos.html")
+        page.wait_for_load_state("load")
+        blocks = page.evaluate("""() => [...document.querySelectorAll('article pre')]
+            .map(p => ({wide: p.scrollWidth > p.clientWidth + 1, text: p.innerText.slice(0, 60)}))""")
+        assert len(blocks) > 30, len(blocks)
+        assert [b["text"] for b in blocks if b["wide"]] == []
+        page.close()
+
+
 def test_landing_and_lab_page_render_in_a_browser(served):
     reason = chromium.unavailable()
     if reason:

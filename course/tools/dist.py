@@ -2,6 +2,7 @@
 
     python course/tools/dist.py --wheel-only      # build/wheel/llmlab-<version>-py3-none-any.whl  (make wheel)
     python course/tools/dist.py                   # dist/llmlab-curso-<version>.zip                (make dist)
+    python course/tools/dist.py --tag             # the git tag v<version> the Colab badges open      (make tag)
 
 The bundle holds what an instructor hands out or installs, and nothing students must not see:
 
@@ -12,6 +13,11 @@ The bundle holds what an instructor hands out or installs, and nothing students 
         CORREGIR.md                       how to grade, in Spanish
         CHANGELOG.md                      this version's entry
         SHA256SUMS                        a checksum for every file above
+
+Releasing a version: `make release`, commit labs/, then `make tag`: every lab's "Abrir en Colab" badge and the
+setup cell's wheel address name the ref of this version (`hosting`, `v<version>`), and `make tag` creates that tag
+on the current commit (it refuses when labs/ or solutions/ have uncommitted changes, or when the tag exists on
+another commit); push it with `git push origin v<version>` and attach the wheel to the GitHub release of that tag.
 
 No solution and no hidden test goes in (checked here and by tests/test_dist.py): grading needs the
 instructor sources in solutions/, which stay in the repository.
@@ -230,12 +236,46 @@ def build_bundle(out: Path = DIST) -> Path:
     return target
 
 
+def _git(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", *args], cwd=labtools.REPO, capture_output=True, text=True)
+
+
+def tag() -> str:
+    """Create the tag the badges open (hosting's ref, `v<version>`) on HEAD; returns it. Spanish errors."""
+    import hosting
+
+    ref = hosting.settings().ref
+    if _git("rev-parse", "--git-dir").returncode != 0:
+        raise SystemExit(f"{labtools.REPO} no es un repositorio git: no se puede crear la etiqueta {ref}.")
+    dirty = _git("status", "--porcelain", "--", "labs", "solutions").stdout.strip()
+    if dirty:
+        raise SystemExit(f"labs/ o solutions/ tienen cambios sin confirmar: haz commit (tras `make release`) y "
+                         f"vuelve a ejecutar `make tag`.\n{dirty[:1000]}")
+    head = _git("rev-parse", "HEAD").stdout.strip()
+    existing = _git("rev-parse", "--verify", "--quiet", f"refs/tags/{ref}^{{commit}}")
+    if existing.returncode == 0:
+        if existing.stdout.strip() == head:
+            return ref
+        raise SystemExit(f"La etiqueta {ref} ya existe en otro commit ({existing.stdout.strip()[:12]}): sube la "
+                         "versión en pyproject.toml (project.version), ejecuta `make release` y luego `make tag`.")
+    made = _git("tag", "-a", ref, "-m", f"llmlab {version()}")
+    if made.returncode != 0:
+        raise SystemExit(f"git no pudo crear la etiqueta {ref}: {made.stderr.strip()[:500]}")
+    return ref
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Build llmlab's wheel and the instructor bundle.")
     parser.add_argument("--wheel-only", action="store_true", help="only build the wheel (make wheel)")
     parser.add_argument("--out", type=Path, help="output folder (default: build/wheel or dist/)")
+    parser.add_argument("--tag", action="store_true", help="create the git tag the Colab badges open (make tag)")
     args = parser.parse_args(argv)
     start = time.perf_counter()
+    if args.tag:
+        ref = tag()
+        print(f"Etiqueta {ref} en el commit actual: los botones «Abrir en Colab» de labs/ la abren. Súbela con "
+              f"`git push origin {ref}` y adjunta la rueda (make wheel) a esa versión en GitHub.")
+        return 0
     if args.wheel_only:
         wheel = build_wheel(args.out or BUILD / "wheel")
         print(f"{wheel} ({wheel.stat().st_size / 1e6:.1f} MB) en {time.perf_counter() - start:.1f} s")

@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 import labtools
+from grading import analytics
 from grading import gradebook as gbook
 from grading import report as rpt
 from grading.executors import DaskExecutor, LocalExecutor
@@ -137,6 +138,7 @@ def grade(args, root: Path) -> int:
     rpt.write_report(root, labs, students, results, facts)
     # A submission scored by hand before this run keeps its hand scores and comments on its feedback page.
     gbook.rewrite_feedback(root, labs)
+    analytics.write_class_report(root, labs, students, results)  # analisis_clase.html, beside grades.csv
     print()
     if not facts["sandbox"]["isolated"]:
         print(f"!! SIN ENTORNO AISLADO: {facts['sandbox']['reason']}. El código de los alumnos corrió con acceso a "
@@ -155,7 +157,8 @@ def grade(args, root: Path) -> int:
         print(f"!! {rpt.count(facts['grader_errors'], 'entrega', 'entregas')} con error del corrector (no del "
               "alumno): no se guardaron como nota; vuelve a ejecutar la misma orden para corregirlas.")
     print(f"Notas: {root / 'grades.csv'}   Devoluciones: {root / 'feedback'}/<alumno>/<lab>/")
-    print(f"Informe: {root / 'grading_report.json'}   Registros: {root / 'logs'}/")
+    print(f"Informe: {root / 'grading_report.json'}   Análisis de la clase: {root / analytics.REPORT_NAME}   "
+          f"Registros: {root / 'logs'}/")
     print(f"Tiempo total: {time.perf_counter() - start:.1f} s")
     for lab, error in facts["kit_errors"].items():
         print(f"\n!! {lab} no se corrigió: {error}", file=sys.stderr)
@@ -204,6 +207,7 @@ def export_only(root: Path, labs: list[str] | None) -> int:
     extra = {k: v for k, v in old.items() if k not in ("root", "labs", "students", "flags", "results")}
     rpt.write_report(root, labs, students, results, extra)
     rewritten = gbook.rewrite_feedback(root, labs)  # the students' pages say what grades.csv says
+    analytics.write_class_report(root, labs, students, results)  # analisis_clase.html, beside grades.csv
     print(rpt.table(results, labs, students))
     print()
     graded = sum(1 for r in results if r.manual_score is not None)

@@ -14,6 +14,7 @@ course under another address is therefore one line in pyproject.toml plus `make 
 
 from __future__ import annotations
 
+import base64
 import re
 import tomllib
 from dataclasses import dataclass
@@ -21,8 +22,13 @@ from pathlib import Path
 
 PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
 COLAB = "https://colab.research.google.com/github"
+# The badge's picture travels inside the notebook (a data: URI of site/colab-badge.svg): it shows offline, in
+# JupyterLab and in Colab, without fetching anything. `stamp` writes it in place of Colab's own external picture.
+BADGE_SVG = Path(__file__).resolve().parents[2] / "site" / "colab-badge.svg"
+EXTERNAL_BADGE = "https://colab.research.google.com/assets/colab-badge.svg"
 BADGE = re.compile(
-    r"(\[!\[[^\]]*\]\(https://colab\.research\.google\.com/assets/colab-badge\.svg\)\])\(([^)\s]*)\)"
+    r"(\[!\[([^\]]*)\]\((?:https://colab\.research\.google\.com/assets/colab-badge\.svg"
+    r"|data:image/svg\+xml;base64,[A-Za-z0-9+/=]+)\)\])\(([^)\s]*)\)"
 )
 COLAB_IF = 'if "google.colab" in sys.modules:'
 DEFAULTS = {
@@ -52,6 +58,16 @@ class Hosting:
 
     def notebook_url(self, lab: str) -> str:
         return f"{self.repository}/blob/{self.ref}/labs/{lab}/{lab}.ipynb"
+
+
+def badge_image() -> str:
+    """The badge's picture as a data: URI (the course's own SVG, no external address)."""
+    return "data:image/svg+xml;base64," + base64.b64encode(BADGE_SVG.read_bytes()).decode("ascii")
+
+
+def badge(alt: str, h: "Hosting", lab: str) -> str:
+    """The title cell's badge: the local picture, linking to the lab in Colab at this version's ref."""
+    return f"[![{alt}]({badge_image()})]({h.colab_url(lab)})"
 
 
 def settings(pyproject: Path = PYPROJECT) -> Hosting:
@@ -97,7 +113,11 @@ def colab_block(h: Hosting) -> str:
         _pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", LLMLAB_WHEEL],
                               capture_output=True, text=True)
         if _pip.returncode != 0:
-            raise RuntimeError(f"No se pudo instalar llmlab desde {{LLMLAB_WHEEL}}:\\n{{_pip.stderr[-1500:]}}")
+            raise RuntimeError(
+                f"No se pudo instalar llmlab desde {{LLMLAB_WHEEL}} (¿sin red, o la versión aún no está publicada?). "
+                "Sube la rueda de llmlab (make wheel) a Colab, escribe su ruta en la variable de entorno LLMLAB_WHEEL "
+                f"(os.environ['LLMLAB_WHEEL'] = '/content/llmlab-{{LLMLAB_VERSION}}-py3-none-any.whl') y vuelve a "
+                f"ejecutar esta celda.\\n{{_pip.stderr[-1500:]}}")
         print(f"Colab: llmlab {{LLMLAB_VERSION}} instalado desde {{LLMLAB_WHEEL}}")
         if "llmlab" in sys.modules:
             print("Había otra versión cargada: reinicia la sesión (Entorno de ejecución) y vuelve a ejecutar esta celda.")
@@ -142,7 +162,7 @@ def stamp(nb, lab: str, h: Hosting | None = None) -> list[str]:
     title = nb.cells[0]
     if title.cell_type != "markdown" or not BADGE.search(title.source):
         raise ValueError(f"{lab}: the title cell has no 'Abrir en Colab' badge")
-    new = BADGE.sub(lambda m: f"{m.group(1)}({h.colab_url(lab)})", title.source)
+    new = BADGE.sub(lambda m: badge(m.group(2), h, lab), title.source)
     if new != title.source:
         title.source = new
         changed.append(title.get("id", "0"))

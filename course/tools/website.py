@@ -66,7 +66,8 @@ def reading_notebook(lab: str) -> nbformat.NotebookNode:
             cell.outputs = [] if meta.get("solution") else solved.get("outputs", [])
             cell.execution_count = None
         if cell.cell_type == "markdown":  # the badge drawn locally: nothing is fetched to read the page
-            cell.source = cell.source.replace(COLAB_BADGE, "../_imagenes/colab-badge.svg")
+            cell.source = cell.source.replace(COLAB_BADGE, "../_imagenes/colab-badge.svg").replace(
+                hosting.badge_image(), "../_imagenes/colab-badge.svg")
         cells.append(cell)
     h = hosting.settings()
     intro = nbformat.v4.new_markdown_cell(

@@ -1011,8 +1011,10 @@ for conversacion in conv_val[:2]:
 mini, _ = pretrained.load("es-mini")
 try:
     lora.load_adapter(mini, carpeta)
-except ValueError as error:
-    print("rechazado:", str(error).split(";")[0][:150])
+except ValueError as error:  # llmlab explica el rechazo en inglés, como toda la biblioteca; aquí, en castellano:
+    assert "another base model" in str(error)
+    base = lora.read_adapter_config(carpeta)["llmlab"]["base_name"]
+    print(f"rechazado: el adaptador se entrenó sobre {base} y su huella no coincide con la de es-mini")
 
 # %% [markdown]
 # ### ¿Acierta? Una evaluación por coincidencia exacta
