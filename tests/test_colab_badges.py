@@ -42,6 +42,8 @@ def _git(*args, cwd=REPO):
 def test_every_badge_opens_a_ref_of_this_repository():
     if shutil.which("git") is None or _git("rev-parse", "--git-dir").returncode != 0:
         pytest.skip("not a git checkout (a bundle): nothing to resolve the refs in")
+    if not _git("tag", "--list").stdout.strip():
+        pytest.skip("this clone carries no tags (git fetch --tags): the version tags the badges open cannot be looked up")
     refs = _badge_refs()
     assert len({p for files in refs.values() for p in files}) >= 2 * len(LABS)  # every lab, source and built
     missing = {ref: sorted(files)[:3] for ref, files in refs.items()
