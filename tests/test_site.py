@@ -284,3 +284,14 @@ def test_landing_and_lab_page_render_in_a_browser(served):
         chromium.screenshot(page, f"sitio-{lab}")
         assert page.guard.external() == [], page.guard.external()
         page.close()
+
+
+def test_the_readme_gives_each_lab_the_chapters_its_title_cell_gives():
+    """The README's lab table and the site's chapter pages (read from the title cell) name the same chapters."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    for lab in labtools.lab_names():
+        row = re.search(rf"^\| \[{re.escape(lab)}\]\([^)]*\) \| ([^|]+) \|", readme, flags=re.M)
+        assert row, f"README has no row for {lab}"
+        in_readme = re.findall(r"\d\d", row.group(1))
+        in_title = re.findall(r"\d\d", course_site.lab_chapter(lab))
+        assert in_readme == in_title, f"{lab}: README says {in_readme}, the title cell {in_title}"
