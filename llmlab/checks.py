@@ -38,6 +38,8 @@ from typing import Any, Callable, Iterable
 
 import numpy as _np
 
+from .spanish import fmt_int
+
 __all__ = [
     "FalloComprobacion",
     "EjercicioSinHacer",
@@ -162,7 +164,11 @@ def _short(x: Any, limit: int = 160, *, tol: float | None = None) -> str:
         if isinstance(v, (list, tuple)):
             inner = ", ".join(render(e) for e in v)
             return f"[{inner}]" if isinstance(v, list) else f"({inner}{',' if len(v) == 1 else ''})"
-        return _fmt_number(v, tol, cap) if isinstance(v, float) else repr(v)
+        if isinstance(v, float):
+            return _fmt_number(v, tol, cap)
+        if isinstance(v, int) and not isinstance(v, bool):
+            return fmt_int(v)  # 1 048 576, grouped as every number the labs print
+        return repr(v)
 
     text = render(x)
     return text if len(text) <= limit else text[: limit - 3] + "..."
