@@ -215,7 +215,8 @@ for s in (4096, 32768, 131072):
           f"GQA-8 {C.kv_bytes(32, 1, s, 8, 128) / 2**30:5.1f} GiB")
 
 # %% [markdown]
-# Con MHA, una sola conversación de 128k tokens (64 GiB de caché) no cabe junto a los pesos en 80 GB. Con GQA-8
+# Con MHA, una sola conversación de 128k tokens (68.7 GB de caché, los 64 GiB de la tabla) no cabe junto a los pesos
+# en una GPU de 80 GB. Con GQA-8
 # ocupa la cuarta parte. Por eso casi todos los modelos abiertos recientes usan GQA.
 #
 # ### Ejercicio 2 · `serving_memory_gb`, encuentra los errores (2 puntos · dificultad ★★☆ · ~10 min)
