@@ -33,6 +33,7 @@ __all__ = [
     "masked_mean_nll",
     "VALIDATION_PARTS",
     "validation_documents",
+    "validation_part_of",
     "model_perplexity",
 ]
 
@@ -124,9 +125,10 @@ def masked_mean_nll(token_log_probs, loss_mask) -> float:
     return float(-lp[mask].mean())
 
 
-def _is_generated(source: str) -> bool:
-    """Whether a corpus document came from the generator (its file is named ``gen_*``)."""
-    return source.rsplit("/", 1)[-1].startswith("gen_")
+def validation_part_of(source: str) -> str:
+    """``"generated"`` for a corpus document written by the generator (its file is named ``gen_*``), else
+    ``"hand-written"``. ``source`` is a ``llmlab.corpus.Document.source`` (``"corpus/raw/gen_cuentos_01.txt"``)."""
+    return "generated" if source.rsplit("/", 1)[-1].startswith("gen_") else "hand-written"
 
 
 def validation_documents(part: str = "hand-written", data_dir=None) -> list[str]:
@@ -141,7 +143,7 @@ def validation_documents(part: str = "hand-written", data_dir=None) -> list[str]
 
     records = corpus.load_records("validation", data_dir)
     if part != "all":
-        records = [r for r in records if _is_generated(r.source) == (part == "generated")]
+        records = [r for r in records if validation_part_of(r.source) == part]
     if not records:
         raise ValueError(f"the validation split has no {part!r} document")
     return [r.text for r in records]
