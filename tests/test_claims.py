@@ -162,6 +162,30 @@ def m_lab09_json(out):
     return {"object": json.loads(obj)}
 
 
+def m_lab03_gqa(out):
+    rows = {m.group(1): _num(m.group(2)) for m in re.finditer(r"^(\w+ \(\d+ KV\))\s+([\d.]+) GiB", out, re.M)}
+    if not rows:
+        raise AssertionError(f"no KV-cache rows in the stored output:\n{out[:600]}")
+    return rows
+
+
+def m_lab02_slope(out):
+    (slope,) = _find(r"pendiente ajustada \(exponente de n\): ([\d.]+)", out)
+    return {"fitted exponent of n": _num(slope)}
+
+
+def m_lab07_speed(out):
+    return {f: _num(x) for f, x in _find(r"(\w+):\s+[\d.]+ tokens por segundo de CPU\s+\(([\d.]+)× la velocidad", out)}
+
+
+def m_lab09_prefill(out):
+    rows = [(int(n), _num(per), _num(dec)) for n, per, dec in
+            _find(r"prompt de\s+(\d+) tokens: prefill\s+[\d.]+ ms \(\s*([\d.]+) µs por token\)\s+un paso de decode\s+([\d.]+) ms",
+                  out)]
+    return {"µs/token shortest": rows[0][1], "µs/token longest": rows[-1][1],
+            "max prefill µs/token / decode step µs": max(per / (dec * 1e3) for _, per, dec in rows)}
+
+
 # ---------------------------------------------------------------------------------------------------------------------
 # The registry
 # ---------------------------------------------------------------------------------------------------------------------
@@ -189,6 +213,16 @@ CLAIMS = [
           m_lab01_sampling,
           lambda m: abs(m["París"] - 0.947) < 0.015 and abs(m["Lyon"] - 0.047) < 0.012 and 0 < m["azul"] < 0.015,
           "each frequency within 3 σ of its probability (N_MUESTRAS draws); azul > 0"),
+    Claim("lab02-attention-n2", "lab02", "A_n = torch.softmax(Q_n @ K_n.T / 8.0, dim=-1)",
+          "the attention matrix's cost grows like n² (×4 when n doubles)",
+          m_lab02_slope,
+          lambda m: 1.6 <= m["fitted exponent of n"] <= 2.6,
+          "log-log slope of CPU time (best of REPETICIONES), n = 256…2048, in [1.6, 2.6]"),
+    Claim("lab03-gqa-cache", "lab03", 'print(f"{nombre:12s} {tam:7.2f} GiB")',
+          "with 8 KV heads (Llama 3 8B) the KV cache is 4 times smaller than with MHA",
+          m_lab03_gqa,
+          lambda m: abs(m["MHA (32 KV)"] / m["GQA (8 KV)"] - 4) < 1e-6,
+          "exact: MHA GiB / GQA-8 GiB = 4"),
     Claim("lab04-greedy-loops", "lab04", "repetido[nombre] = float(np.mean(partes))",
           "greedy decoding repeats itself more than any sampling preset",
           m_lab04_repetition,
@@ -232,6 +266,11 @@ CLAIMS = [
           lambda m: (max(abs(m[f]) for f in ("f16", "int8_channel", "q8_0")) < 0.01
                      and max(m["q4_0"], m["int4_g32"]) < 0.05 and m["int2_g32"] > 0.5),
           "hand-written validation: |Δppl| < 1 % at 8 bits, < 5 % at 4 bits, > 50 % at 2 bits"),
+    Claim("lab07-speed", "lab07", "def tokens_por_segundo(",
+          "our didactic quantised layers are not faster here (they dequantise every matrix each step)",
+          m_lab07_speed,
+          lambda m: all(v < 1.0 for f, v in m.items() if f != "f32"),
+          "CPU-time decode speed of q8_0 and q4_0 below f32's"),
     Claim("lab08-capacity", "lab08", "capacidad[clientes] = {",
           "with continuous batching capacity grows with the clients",
           m_lab08_capacity,
@@ -250,6 +289,11 @@ CLAIMS = [
           m_lab08_speculative,
           lambda m: abs(m["tokens/pass"] - m["formula"]) < 0.25 and m["same text"] and m["tokens/pass"] > 1,
           "|measured − formula| < 0.25 tokens/pass; identical token ids"),
+    Claim("lab09-prefill", "lab09", "def cronometra(",
+          "prefill is much cheaper per token than a decode step, and cheaper with long prompts than short ones",
+          m_lab09_prefill,
+          lambda m: m["µs/token longest"] < m["µs/token shortest"] / 2 and m["max prefill µs/token / decode step µs"] < 1,
+          "CPU time: µs/token at the longest prompt < ½ the shortest's; every prompt's µs/token < one decode step"),
     Claim("lab09-templates", "lab09", "razones = {n:",
           "a wrong template raises the answer's perplexity; a duplicated BOS is invisible to it",
           m_lab09_templates,

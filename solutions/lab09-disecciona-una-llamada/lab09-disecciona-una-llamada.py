@@ -491,9 +491,9 @@ def cronometra(funcion, repeticiones=REPETICIONES_TIEMPO):
     funcion()  # calentamiento
     tiempos = []
     for _ in range(repeticiones):
-        inicio = time.perf_counter()
+        inicio = time.process_time()  # tiempo de CPU: lo que hagan otros programas apenas lo cambia
         funcion()
-        tiempos.append(time.perf_counter() - inicio)
+        tiempos.append(time.process_time() - inicio)
     return min(tiempos)
 
 
@@ -531,8 +531,9 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# El prefill procesa los tokens en paralelo, con matrices grandes, y su coste por token baja al crecer el
-# prompt; el decode hace una pasada entera para un solo token. De ahí las dos reglas de la guía: un prompt
+# El prefill procesa los tokens en paralelo, con matrices grandes: su coste por token es mucho menor con un
+# prompt largo que con uno de pocos tokens (con los más largos puede volver a subir algo, porque la atención crece
+# con n²), y queda por debajo de un paso de decode, que hace una pasada entera para un solo token. De ahí las dos reglas de la guía: un prompt
 # largo se nota antes de la primera palabra (prefill), una respuesta larga se nota en el ritmo al que salen
 # las palabras (decode), y una conversación larga se nota en las dos cosas, porque la caché crece en cada turno.
 #
