@@ -34,7 +34,7 @@ import time
 import numpy as np
 import torch
 
-from llmlab import corpus, pretrained
+from llmlab import metrics, pretrained
 from llmlab.cost import decode_tokens_per_s
 from llmlab.cost.calibrate import cpu_hardware, layer_overhead_s, spec_from_llmlab
 from llmlab.cost.speed import Efficiency
@@ -115,7 +115,7 @@ def fmt_bytes(n) -> str:
 
 def bench_model(name: str, formats: list[str], max_tokens: int | None, folder: str) -> dict:
     model, tok = pretrained.load(name)
-    ids = encode_documents(corpus.load_documents("validation"), tok)
+    ids = encode_documents(metrics.validation_documents("all"), tok)  # the whole validation text, both parts
     if max_tokens:
         ids = ids[:max_tokens]
     print(f"\n## {name}: {sum(p.numel() for p in model.parameters()):,} parameters, validation {ids.numel():,} tokens")

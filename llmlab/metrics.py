@@ -6,6 +6,12 @@ so everything here works with logarithms: the log-probability of a sequence is a
 
 - ``nll``: the negative log-likelihood (the training loss), summed or averaged over tokens.
 - ``perplexity``: ``exp(mean NLL)``, "how many equally likely options per token".
+- ``validation_documents`` and ``model_perplexity``: *the* validation text of the course and *the* perplexity
+  of a model on it. Every lab, the build report and the benchmarks call these two, so a number printed anywhere
+  means the same thing: the validation split of ``llmlab.corpus``, in one of its ``VALIDATION_PARTS``
+  (``"hand-written"``: the files written by hand; ``"generated"``: the ``gen_*`` files of the corpus generator;
+  ``"all"``: both, in file order), encoded as ``<|bos|> text <|eos|>`` per document and scored by
+  ``llmlab.train.evaluate`` (windows of the model's context, every token after the first predicted once).
 
 Logarithms are natural (nats) unless ``base`` says otherwise. Perplexity does not depend on the
 base as long as the same base is used to take the log and to exponentiate.
@@ -25,7 +31,13 @@ __all__ = [
     "perplexity_from_loss",
     "surprisal",
     "masked_mean_nll",
+    "VALIDATION_PARTS",
+    "validation_documents",
+    "validation_part_of",
+    "model_perplexity",
 ]
+
+VALIDATION_PARTS = ("hand-written", "generated", "all")
 
 
 def _check_probs(probs) -> np.ndarray:
@@ -111,3 +123,50 @@ def masked_mean_nll(token_log_probs, loss_mask) -> float:
     if np.any(lp > 0):
         raise ValueError("log-probabilities must be <= 0")
     return float(-lp[mask].mean())
+
+
+def validation_part_of(source: str) -> str:
+    """``"generated"`` for a corpus document written by the generator (its file is named ``gen_*``), else
+    ``"hand-written"``. ``source`` is a ``llmlab.corpus.Document.source`` (``"corpus/raw/gen_cuentos_01.txt"``)."""
+    return "generated" if source.rsplit("/", 1)[-1].startswith("gen_") else "hand-written"
+
+
+def validation_documents(part: str = "hand-written", data_dir=None) -> list[str]:
+    """The texts of the course's validation text, one part of it: see ``VALIDATION_PARTS``.
+
+    ``"hand-written"`` (the default) is the part that says most about natural Spanish; ``"generated"`` is
+    template output, much easier to predict; ``"all"`` is the whole validation split.
+    """
+    if part not in VALIDATION_PARTS:
+        raise ValueError(f"part must be one of {VALIDATION_PARTS}, got {part!r}")
+    from llmlab import corpus  # lazy: metrics itself needs only numpy
+
+    records = corpus.load_records("validation", data_dir)
+    if part != "all":
+        records = [r for r in records if validation_part_of(r.source) == part]
+    if not records:
+        raise ValueError(f"the validation split has no {part!r} document")
+    return [r.text for r in records]
+
+
+def model_perplexity(model, tokenizer, documents="hand-written", *, max_tokens: int | None = None,
+                     data_dir=None) -> dict:
+    """The perplexity of ``model`` on a text, the one way the course measures it.
+
+    ``documents`` is a part of the validation text (a name of ``VALIDATION_PARTS``) or a list of strings.
+    Returns ``{"perplexity", "nll", "tokens", "part"}``: ``exp`` of the mean NLL per token (nats) that
+    ``llmlab.train.evaluate`` gives on the documents encoded with ``llmlab.train.encode_documents``,
+    ``tokens`` the number of tokens scored from (after ``max_tokens``, the first tokens only), ``part``
+    the part's name or ``"custom"``.
+    """
+    from llmlab.train import encode_documents, evaluate  # lazy: torch
+
+    if isinstance(documents, str):
+        part, docs = documents, validation_documents(documents, data_dir)
+    else:
+        part, docs = "custom", list(documents)
+    ids = encode_documents(docs, tokenizer)
+    if max_tokens is not None:
+        ids = ids[:max_tokens]
+    loss = evaluate(model, ids)
+    return {"perplexity": float(math.exp(loss)), "nll": float(loss), "tokens": int(ids.numel()), "part": part}

@@ -1458,6 +1458,36 @@ for nombre in S.PRESETS:
     print(f"{nombre:13s} → {continuacion!r}")
 
 # %% [markdown]
+# Con un solo comienzo y pocos tokens un bucle puede no verse. Para medirlo de verdad, seis comienzos y 80 tokens
+# con cada preajuste, y una cifra: qué parte de los grupos de cuatro tokens seguidos repite un grupo anterior de la
+# misma continuación (0 % = nunca se repite; un bucle la dispara).
+
+# %%
+comienzos = ["Nos vemos mañana a las", "Había una vez", "El tren sale", "Mi abuela dice que", "En verano, el río",
+             "La profesora explicó"]
+
+
+def repeticion(ids, n=4):
+    grupos = [tuple(ids[i:i + n]) for i in range(len(ids) - n + 1)]
+    return 1 - len(set(grupos)) / len(grupos)
+
+
+repetido = {}
+for nombre in S.PRESETS:
+    partes = []
+    for comienzo in comienzos:
+        ids = torch.tensor(tok.encode(comienzo))
+        muestreador = S.Sampler.from_preset(nombre, generator=torch.Generator().manual_seed(SEMILLA))
+        partes.append(repeticion(LM.generate(modelo, ids, 80, sampler=muestreador)[len(ids):].tolist()))
+    repetido[nombre] = float(np.mean(partes))
+    print(f"{nombre:13s} grupos de 4 tokens repetidos: {100 * repetido[nombre]:4.1f} % de media "
+          f"(de {100 * min(partes):.0f} % a {100 * max(partes):.0f} % según el comienzo)")
+
+# %% [markdown]
+# El voraz es el que más se repite: sin azar, en cuanto vuelve a un contexto que ya vio, vuelve a elegir lo
+# mismo. Un poco de azar (incluso el del preajuste preciso) basta casi siempre para salir del bucle.
+
+# %% [markdown]
 # ## 12. Errores frecuentes
 #
 # Los tropiezos del capítulo, cada uno escrito como código equivocado y atrapado por la misma clase de

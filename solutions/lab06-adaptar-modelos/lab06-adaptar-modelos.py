@@ -71,7 +71,7 @@ import torch
 from torch import nn
 
 from llmlab import adaptation as AD
-from llmlab import corpus, pretrained
+from llmlab import corpus, metrics, pretrained
 from llmlab import datasets as DS
 from llmlab import distill as DI
 from llmlab import lora
@@ -947,11 +947,17 @@ plt.show()
 resultados = pretrained.shipped_results()
 base_ref = resultados["references"][resultados["base"]]
 print(f"{'modelo':28s} {'entrenables':>12s} {'%':>7s} {'perpl. respuestas':>18s} {'perpl. texto':>13s}")
+print(f"{'':28s} {'':>12s} {'':>7s} {'(validación)':>18s} {'(val. entera)':>13s}")
 print(f"{resultados['base'] + ' sin adaptar':28s} {'':>12s} {'':>7s} {math.exp(base_ref['answer_loss']):18.1f}"
       f" {math.exp(base_ref['plain_loss']):13.1f}")
 for nombre, fila in resultados["runs"].items():
     print(f"{nombre:28s} {fmt_int(fila['trainable']):>12s} {100 * fila['trainable_fraction']:6.2f}"
           f" {math.exp(fila['answer_loss']):18.1f} {math.exp(fila['plain_loss']):13.1f}")
+# La validación entera es sobre todo texto generado por plantillas, fácil de predecir; la parte escrita a mano
+# (la del lab 07) es mucho más difícil. La misma función mide las dos (llmlab.metrics.model_perplexity).
+mano = metrics.model_perplexity(modelo_base, tok, "hand-written")
+print(f"\n{resultados['base']} sin adaptar en la parte escrita a mano de la validación ({fmt_int(mano['tokens'])} tokens): "
+      f"perplejidad {mano['perplexity']:.1f}")
 
 # %%
 fig, ax = plt.subplots(figsize=(7, 3.8))
@@ -1001,8 +1007,17 @@ for conversacion in conv_val[:2]:
     ids = encode_chat(pregunta, tok, "chatml", add_generation_prompt=True)
     salida = generate(chat, torch.tensor(ids), TOKENS_RESPUESTA, eos_token_id=paradas)
     respuesta = tok.decode([i for i in salida[len(ids):].tolist() if i not in paradas])
-    print(f"\n¿{pregunta[-1]['content'].lstrip('¿')}\n  con el adaptador: {respuesta}\n"
-          f"  respuesta de referencia: {conversacion[-1]['content']}")
+    salida_base = generate(modelo_base, torch.tensor(ids), TOKENS_RESPUESTA, eos_token_id=paradas)
+    respuesta_base = tok.decode([i for i in salida_base[len(ids):].tolist() if i not in paradas])
+    print(f"\n¿{pregunta[-1]['content'].lstrip('¿')}\n  sin adaptar: {respuesta_base.strip()[:70]!r}\n"
+          f"  con el adaptador: {respuesta}\n  respuesta de referencia: {conversacion[-1]['content']}")
+
+# %% [markdown]
+# Fíjate en **qué** ha cambiado. Sin adaptar, la base sigue escribiendo como en su corpus; con el adaptador
+# contesta con una frase corta terminada en punto, con la forma de las respuestas del conjunto, aunque lo que dice
+# no sea la respuesta (un modelo de tres millones de parámetros no sabe qué come un gato). La perplejidad de la
+# tabla, de cientos a unas decenas, mide sobre todo eso: la forma. Más abajo, en esta misma sección, lo medimos
+# con `PREGUNTAS_EM` preguntas en lugar de dos.
 
 # %% [markdown]
 # Y la prueba de que la huella sirve: el mismo adaptador sobre `es-mini` (otra base, otro tamaño) no se carga.
@@ -1320,6 +1335,14 @@ for clave, etiqueta in (("hard", "solo etiquetas duras"), ("soft", "con el profe
     print(f"  {etiqueta:22s} perplejidad de validación {math.exp(dest['runs'][clave]['val_loss']):7.1f}")
 diferencia = dest["runs"]["soft"]["val_loss"] - dest["runs"]["hard"]["val_loss"]
 print(f"diferencia (suave − dura): {diferencia:+.3f} nats por token ({'mejor' if diferencia < 0 else 'peor'} con el profesor)")
+print("(perplejidades en la validación entera, la misma de la tabla de LoRA)")
+
+# %% [markdown]
+# Aquí el profesor **no** ayuda: con estos modelos, 200 pasos y esta `T`, el alumno destilado queda un poco peor que
+# el que solo vio las etiquetas. No es lo que promete la técnica, y no lo escondemos: la destilación suele rendir
+# con entrenamientos mucho más largos que estos 200 pasos, y una sola ejecución corta no dice si aquí ayudaría con
+# otra receta (más pasos, otra `T`, otra `λ`). Lo que sí enseña es el método: las dos
+# variantes desde el mismo punto, con los mismos lotes y medidas con la misma vara, antes de creer en una técnica.
 
 # %% [markdown]
 # ## 10. Preferencias: DPO

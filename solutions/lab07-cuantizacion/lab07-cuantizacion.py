@@ -65,14 +65,14 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from llmlab import corpus, pretrained
+from llmlab import metrics, pretrained
 from llmlab import quant as Q
 from llmlab.checks import (check_array, check_close, check_equal, check_number, check_raises, check_true, checked_call,
                            hidden, ok, reference_blocked, show_caught)
 from llmlab.checks import EjercicioSinHacer  # lo que lanza un ejercicio que aún no has hecho
 from llmlab.model import KVCache, generate
 from llmlab.spanish import fmt_bytes, fmt_int, fmt_num
-from llmlab.train import encode_documents, evaluate
+from llmlab.train import encode_documents
 
 # Lo que las comprobaciones no te dejan llamar: la cuantización ya hecha de llmlab.
 REFERENCIAS = (
@@ -91,7 +91,7 @@ np.set_printoptions(precision=4, suppress=True)
 # %% tags=["parameters"]
 # Parámetros del cuaderno (papermill puede cambiarlos al ejecutar todos los labs en lote).
 SEMILLA = 0  # fija el azar de las matrices de ejemplo
-TOKENS_PERPLEJIDAD = 1024  # tokens de validación para medir la perplejidad de cada formato (todos: None)
+TOKENS_PERPLEJIDAD = 1024  # tokens de la validación escrita a mano para la perplejidad de cada formato (todos: None)
 FORMATOS_MODELO = ["f32", "f16", "int8_channel", "q8_0", "q4_0", "int4_g32", "int3_g32", "int2_g32"]
 PASOS_VELOCIDAD = 24  # pasos de decodificación en la medida de velocidad
 
@@ -946,11 +946,15 @@ with hidden("error_after_quantization: otras matrices y otros bits"):
 # %% [markdown]
 # Con la medida en orden, cuantizamos `es-base` en cada formato y medimos lo que importa: la perplejidad en el
 # texto de validación del curso (que el modelo no vio al entrenar), la memoria que ocupan sus tensores y el
-# cambio respecto a float32. Con los parámetros por defecto se usan los primeros `TOKENS_PERPLEJIDAD` tokens (el
-# benchmark `benchmarks/bench_quant.py` mide la validación entera, y también es-mini).
+# cambio respecto a float32. El texto de validación tiene dos partes, y cada perplejidad del curso dice en cuál se
+# midió (`llmlab.metrics.model_perplexity`, la misma función en todos los labs): la **escrita a mano**, español
+# natural y difícil para un modelo tan pequeño (perplejidades de cientos), y la **generada** por plantillas,
+# mucho más previsible (perplejidades de un solo dígito; la validación entera, que es sobre todo generada, es la
+# que da el 5.4 del lab 06). Aquí medimos la escrita a mano: con los parámetros por defecto, sus primeros
+# `TOKENS_PERPLEJIDAD` tokens (el benchmark `benchmarks/bench_quant.py` mide la validación entera, y también es-mini).
 
 # %%
-ids_val = encode_documents(corpus.load_documents("validation"), tok)
+ids_val = encode_documents(metrics.validation_documents("hand-written"), tok)
 if TOKENS_PERPLEJIDAD:
     ids_val = ids_val[:TOKENS_PERPLEJIDAD]
 modelos_q = {"f32": modelo}
@@ -958,9 +962,10 @@ filas = []
 for formato in FORMATOS_MODELO:
     mq = modelos_q.get(formato) or Q.quantize_model(modelo, formato)
     modelos_q[formato] = mq
-    filas.append((formato, Q.module_nbytes(mq), math.exp(evaluate(mq, ids_val))))
+    medida = metrics.model_perplexity(mq, tok, "hand-written", max_tokens=TOKENS_PERPLEJIDAD)
+    filas.append((formato, Q.module_nbytes(mq), medida["perplexity"]))
 ppl_f32 = dict((f, p) for f, _, p in filas)["f32"]
-print(f"perplejidad sobre {fmt_int(ids_val.numel())} tokens de validación; memoria de los tensores en MB (10⁶ bytes)\n")
+print(f"perplejidad sobre {fmt_int(medida['tokens'])} tokens de la validación escrita a mano; memoria de los tensores en MB (10⁶ bytes)\n")
 print(f"{'formato':>13s} {'memoria':>10s} {'vs f32':>7s} {'perplejidad':>12s} {'cambio':>9s}")
 for formato, nbytes, ppl in filas:
     print(f"{formato:>13s} {fmt_bytes(nbytes, 'MB'):>10s} {filas[0][1] / nbytes:>6.1f}× {ppl:>12.2f} "
@@ -1010,15 +1015,15 @@ def tokens_por_segundo(m, pasos=PASOS_VELOCIDAD):
     cache = m.new_cache()
     with torch.no_grad():
         m(ids_val[None, :32], cache=cache)
-        t0 = time.perf_counter()
+        t0 = time.process_time()  # tiempo de CPU: lo que hagan otros programas apenas lo cambia
         for t in range(pasos):
             m(ids_val[None, 32 + t : 33 + t], cache=cache)
-    return pasos / (time.perf_counter() - t0)
+    return pasos / (time.process_time() - t0)
 
 
 velocidades = {f: tokens_por_segundo(modelos_q[f]) for f in ("f32", "q8_0", "q4_0") if f in modelos_q}
 for f, v in velocidades.items():
-    print(f"{f:>5s}: {v:6.1f} tokens/s  ({v / velocidades['f32']:.2f}× la velocidad de f32)")
+    print(f"{f:>5s}: {v:6.1f} tokens por segundo de CPU  ({v / velocidades['f32']:.2f}× la velocidad de f32)")
 
 # %% [markdown]
 # ## 8. La caché KV en int8

@@ -427,8 +427,18 @@ for v in chat.wrong_template_variants(parejas[0][:-1], tok, ESTILO):
     medianas[v["name"]] = float(np.median(ppl_por_variante[v["name"]]))
     print(f"{v['name']:16s} BOS × {v['ids'].count(BOS)}   PPL mediana {medianas[v['name']]:7.2f}   "
           f"genera: «{responde(v['ids'])[:70]}»")
-mejor = min(medianas, key=medianas.get)
-print(f"\nla perplejidad mediana más baja es la de «{mejor}»; la de la plantilla correcta es {medianas['right']:.2f}")
+
+# %% [markdown]
+# Una mediana de ocho preguntas puede engañar; lo robusto es comparar **pareja a pareja**: para cada pregunta,
+# la perplejidad de la variante dividida por la de la plantilla correcta, con su dispersión (cuartiles) y cuántas
+# preguntas empeoran.
+
+# %%
+razones = {n: np.array(ppl_por_variante[n]) / np.array(ppl_por_variante["right"]) for n in medianas if n != "right"}
+for nombre, r in razones.items():
+    q1, q2, q3 = np.quantile(r, [0.25, 0.5, 0.75])
+    print(f"{nombre:16s} perplejidad × {q2:.2f} la de la plantilla correcta (cuartiles {q1:.2f}–{q3:.2f}); "
+          f"empeora en {int((r > 1).sum())} de {len(r)} preguntas")
 
 # %%
 nombres_v = list(medianas)
@@ -442,17 +452,13 @@ plt.show()
 
 # %% [markdown]
 # Cómo leerlo. Cada barra es la sorpresa del modelo ante la **misma** respuesta; lo único que cambia es cómo
-# se le presentó la pregunta. Quitar la plantilla o usar la de otra familia deja al modelo sin la señal de
-# «ahora te toca contestar» que vio en su ajuste, y eso se paga en perplejidad y en lo que genera. Con un modelo
-# tan pequeño alguna variante puede quedar muy cerca de la correcta (o incluso por debajo en la mediana): una
-# perplejidad parecida no quiere decir que el formato dé igual, y por eso se mira también el texto generado y
-# se mide con varias preguntas, nunca con una. El BOS duplicado es el fallo más silencioso, porque el texto
-# que se ve es idéntico: solo contando los IDs se nota. Regla práctica: el tokenizador o la plantilla ponen el
-# BOS, **nunca los dos**, y en las pruebas se comprueba que hay exactamente uno.
-
-# %%
-for nombre in nombres_v[1:]:
-    print(f"{nombre:16s} perplejidad mediana {medianas[nombre] / medianas['right']:.2f} veces la de la plantilla correcta")
+# se le presentó la pregunta. Quitar la plantilla, usar la de otra familia o escribir los marcadores como texto
+# deja al modelo sin la señal de «ahora te toca contestar» que vio en su ajuste, y eso se paga en perplejidad
+# (más alta en todas las preguntas, como dicen las razones de arriba) y en lo que genera. El BOS duplicado es
+# distinto: la razón queda en torno a 1, unas preguntas un poco por encima y otras un poco por debajo. Es el
+# fallo más silencioso, porque ni el texto que se ve ni la perplejidad lo delatan: solo contando los IDs se
+# nota (y en modelos más grandes suele torcer la salida de formas difíciles de rastrear). Regla práctica: el
+# tokenizador o la plantilla ponen el BOS, **nunca los dos**, y en las pruebas se comprueba que hay exactamente uno.
 
 # %% [markdown]
 # ## 2 bis. Dentro del modelo: de los IDs a los logits
@@ -793,9 +799,9 @@ def cronometra(funcion, repeticiones=REPETICIONES_TIEMPO):
     funcion()  # calentamiento
     tiempos = []
     for _ in range(repeticiones):
-        inicio = time.perf_counter()
+        inicio = time.process_time()  # tiempo de CPU: lo que hagan otros programas apenas lo cambia
         funcion()
-        tiempos.append(time.perf_counter() - inicio)
+        tiempos.append(time.process_time() - inicio)
     return min(tiempos)
 
 
@@ -833,8 +839,9 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# El prefill procesa los tokens en paralelo, con matrices grandes, y su coste por token baja al crecer el
-# prompt; el decode hace una pasada entera para un solo token. De ahí las dos reglas de la guía: un prompt
+# El prefill procesa los tokens en paralelo, con matrices grandes: su coste por token es mucho menor con un
+# prompt largo que con uno de pocos tokens (con los más largos puede volver a subir algo, porque la atención crece
+# con n²), y queda por debajo de un paso de decode, que hace una pasada entera para un solo token. De ahí las dos reglas de la guía: un prompt
 # largo se nota antes de la primera palabra (prefill), una respuesta larga se nota en el ritmo al que salen
 # las palabras (decode), y una conversación larga se nota en las dos cosas, porque la caché crece en cada turno.
 #
@@ -897,23 +904,46 @@ plt.show()
 #
 # Y un aviso: voraz no es «más exacto». Siempre elige lo más probable, y eso puede atascarse en bucles o en la
 # respuesta más genérica. Sirve para evaluaciones reproducibles, no como ajuste universal. `llmlab.sampling`
-# trae estos preajustes; muestreamos varias respuestas con cada uno y contamos cuántas son distintas.
+# trae estos preajustes; con cada uno muestreamos `MUESTRAS_PREAJUSTE` respuestas a seis preguntas y medimos
+# dos cosas: cuántas respuestas **empiezan** distinto (las tres primeras palabras) y qué parte de los tokens
+# coincide, posición a posición, con la respuesta voraz. Una respuesta entera de 24 tokens casi siempre difiere
+# en algo, incluso a temperatura baja; lo que cambia el preajuste es cuánto se aleja de lo más probable.
 
 # %%
-ids_pregunta = chat.encode_chat(parejas[1][:-1], tok, ESTILO, add_generation_prompt=True)
-print(f"pregunta: «{parejas[1][0]['content']}»")
-for nombre in ("precise", "creative", "code", "deterministic"):
+preguntas_preajuste = parejas[:6]
+
+
+def muestrea(ids, muestreador=None):
+    salida = LM.generate(modelo, torch.tensor(ids), TOKENS_RESPUESTA, sampler=muestreador,
+                         eos_token_id=FIN_TURNO + [tok.eos_id])
+    return salida[len(ids):].tolist()
+
+
+def comienzo(ids_respuesta):
+    return " ".join(tok.decode(ids_respuesta, skip_special=True).split()[:3])
+
+
+variedad = {}
+for nombre in ("precise", "code", "creative"):
     ajuste = {k: v for k, v in Sampler.from_preset(nombre).__dict__.items()
               if k in ("do_sample", "temperature", "top_k", "top_p") and v is not None}
-    g = torch.Generator().manual_seed(SEMILLA)
-    muestreador = Sampler.from_preset(nombre, generator=g)
-    respuestas = []
-    for _ in range(MUESTRAS_PREAJUSTE):
-        salida = LM.generate(modelo, torch.tensor(ids_pregunta), TOKENS_RESPUESTA, sampler=muestreador,
-                             eos_token_id=FIN_TURNO + [tok.eos_id])
-        respuestas.append(tok.decode(salida[len(ids_pregunta):].tolist(), skip_special=True).strip())
-    print(f"\n{nombre:13s} {ajuste}: {len(set(respuestas))} respuestas distintas de {MUESTRAS_PREAJUSTE}")
-    print(f"    p. ej. «{respuestas[-1][:80]}»")
+    muestreador = Sampler.from_preset(nombre, generator=torch.Generator().manual_seed(SEMILLA))
+    comienzos, acuerdo, enteras = [], [], []
+    for conversacion in preguntas_preajuste:
+        ids_pregunta = chat.encode_chat(conversacion[:-1], tok, ESTILO, add_generation_prompt=True)
+        voraz = muestrea(ids_pregunta)
+        muestras = [muestrea(ids_pregunta, muestreador) for _ in range(MUESTRAS_PREAJUSTE)]
+        enteras.append(len({tuple(m) for m in muestras}))
+        comienzos.append(len({comienzo(m) for m in muestras}))
+        acuerdo.append(np.mean([sum(a == b for a, b in zip(m, voraz)) / len(voraz) for m in muestras]))
+    variedad[nombre] = {"comienzos": float(np.mean(comienzos)), "acuerdo": float(np.mean(acuerdo))}
+    print(f"{nombre:9s} {ajuste}\n    comienzos distintos {np.mean(comienzos):.1f} de {MUESTRAS_PREAJUSTE} "
+          f"(de {min(comienzos)} a {max(comienzos)} según la pregunta) · respuestas enteras distintas "
+          f"{np.mean(enteras):.1f} · tokens iguales a la voraz {fmt_pct(np.mean(acuerdo), 0)} "
+          f"(de {fmt_pct(min(acuerdo), 0)} a {fmt_pct(max(acuerdo), 0)})")
+print("deterministic: una sola respuesta, la voraz, por construcción")
+print(f"\nel preajuste preciso se queda {variedad['precise']['acuerdo'] / variedad['creative']['acuerdo']:.1f} veces "
+      f"más cerca de la respuesta voraz que el creativo")
 
 # %% [markdown]
 # ## 5 bis. Cuatro mandos más: `min_p`, `logit_bias`, penalizaciones y `seed`
@@ -1134,9 +1164,9 @@ print(f"\nel motor, con max_tokens = 4: finish_reason = «{salida_motor.finish_r
 esquema = {
     "categoria": ["ampliacion_plazo", "incidencia_tecnica", "consulta_academica"],
     "riesgo": ["bajo", "medio", "alto"],
-    "accion_recomendada": {"type": "string", "minLength": 1, "maxLength": 40},
-    "fuente": {"type": "string", "minLength": 1, "maxLength": 20},
-}  # textos cortos: el objeto entero cabe en lo que queda de la ventana de 256 tokens de es-chat
+    "accion_recomendada": ["pedir_ampliacion_con_justificante", "rechazar_la_peticion", "derivar_a_secretaria"],
+    "fuente": ["normativa_de_plazos", "normativa_de_incidencias"],
+}  # todo cerrado: un modelo tan pequeño no escribe texto libre con sentido, pero sí puede elegir entre opciones
 ids_json = torch.tensor(ids_prompt)
 libre_texto = responde(ids_prompt, n=40)
 try:
@@ -1149,11 +1179,15 @@ objeto = constrained.generate_json(modelo, ids_json, esquema, tok.vocab_bytes(),
                                    special_token_ids=[i for i in tok.special_ids if i != FIN_TURNO[0]])
 constrained.validate_json_object(objeto, esquema)  # lanzaría ValueError si no cumpliera el esquema
 print("con restricción:", json.dumps(objeto, ensure_ascii=False))
-print("cumple el esquema: campos, orden, valores permitidos y longitudes")
+print("cumple el esquema: campos, orden y valores permitidos")
+print("¿es la categoría que pide la petición (ampliacion_plazo)?", "sí" if objeto["categoria"] == "ampliacion_plazo" else "no")
 
 # %% [markdown]
 # El JSON restringido es **válido**, no necesariamente **correcto**: la restricción garantiza la forma, no que
-# la categoría o el riesgo sean los adecuados. Eso lo dice la evaluación, con datos propios.
+# la categoría o el riesgo sean los adecuados. Eso lo dice la evaluación, con datos propios. Por eso el esquema
+# es aquí de opciones cerradas: con campos de texto libre (`{"type": "string", "maxLength": 40}`), un modelo de
+# tres millones de parámetros llena las comillas de palabras sueltas repetidas; la forma sigue garantizada, el
+# contenido no.
 #
 # ## 8. La factura: tiempo, memoria y dinero
 #

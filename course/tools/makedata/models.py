@@ -45,7 +45,7 @@ from pathlib import Path
 
 import torch
 
-from llmlab import _safetensors, corpus, pretrained
+from llmlab import _safetensors, corpus, metrics, pretrained
 from llmlab.chat import STOP_TOKENS, encode_chat
 from llmlab.model import ModelConfig, Transformer, count_parameters, generate
 from llmlab.sampling import Sampler
@@ -401,10 +401,9 @@ def _measure(out, order, trained, streams, records, sft_val, chats, baselines, r
     models = {name: pretrained.load(name, models_dir=out)[0] for name in order}
     tok = pretrained.load_tokenizer(models_dir=out)
     ids, mask = sft_val
-    val_by_source = {
-        "generated": [r.text for r in records["validation"] if r.source.rsplit("/", 1)[-1].startswith("gen_")],
-        "hand-written": [r.text for r in records["validation"] if not r.source.rsplit("/", 1)[-1].startswith("gen_")],
-    }
+    # The parts of the validation text, as every lab names them (llmlab.metrics.validation_documents).
+    val_by_source = {part: [r.text for r in records["validation"] if metrics.validation_part_of(r.source) == part]
+                     for part in ("generated", "hand-written")}
     source_streams = {k: encode_documents(v, tok) for k, v in val_by_source.items() if v}
     results: dict = {"baselines": baselines, "models": {}}
     n_train = recipe["train_eval_tokens"]

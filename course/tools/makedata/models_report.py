@@ -108,7 +108,8 @@ def report(r: dict, out: Path) -> str:
         st, sb = r["source_tokens"], r["source_bytes"]
         lines += [
             "The validation split mixes generated and hand-written documents; the hand-written ones are much harder"
-            " (richer vocabulary, no templates), like the unseen texts. es-base on each part:",
+            " (richer vocabulary, no templates), like the unseen texts. es-base on each part (the parts of"
+            " `llmlab.metrics.validation_documents`, the ones the labs name):",
             "",
             "| validation part | documents' tokens | ppl | bits/byte |",
             "|---|---:|---:|---:|",
