@@ -50,7 +50,7 @@
 # `llmlab.cost`: en las comprobaciones están bloqueadas. No modifiques las celdas de comprobación; se restauran
 # antes de corregir.
 #
-# **Predecir y medir.** Antes del experimento del flujo residual (sección 2 bis) una celda «Tu predicción» te
+# **Predecir y medir.** Antes del experimento del flujo residual (sección 3) una celda «Tu predicción» te
 # pide apuntar en una línea lo que esperas; la celda que mide la imprime antes de sus números. No puntúa: sirve
 # para comparar tu intuición con la medida.
 #
@@ -461,7 +461,7 @@ plt.show()
 # tokenizador o la plantilla ponen el BOS, **nunca los dos**, y en las pruebas se comprueba que hay exactamente uno.
 
 # %% [markdown]
-# ## 2 bis. Dentro del modelo: de los IDs a los logits
+# ## 3. Dentro del modelo: de los IDs a los logits
 #
 # Antes de seguir con el *prefill* abrimos la caja. Entre la lista de IDs y los logits del último token hay
 # una tabla, unos cuantos bloques iguales apilados y una proyección final. Lo recorremos con `es-chat` y con
@@ -759,7 +759,7 @@ for capa in (0, cfg.n_layers - 1):
 # lo que llena el prefill de la sección siguiente.
 
 # %% [markdown]
-# ## 3. Prefill: la caché KV que crea una petición
+# ## 4. Prefill: la caché KV que crea una petición
 #
 # Con los IDs listos, el modelo procesa el prompt entero en **una** pasada: el *prefill*. En cada bloque, cada
 # token deja su clave y su valor en la caché KV, y al final los logits de la última posición dan el primer
@@ -845,7 +845,7 @@ plt.show()
 # largo se nota antes de la primera palabra (prefill), una respuesta larga se nota en el ritmo al que salen
 # las palabras (decode), y una conversación larga se nota en las dos cosas, porque la caché crece en cada turno.
 #
-# ## 4. Decode: un token cada vez, con sus candidatos
+# ## 5. Decode: un token cada vez, con sus candidatos
 #
 # Tras el prefill empieza el bucle. En cada paso el modelo da un logit por token del vocabulario, la softmax lo
 # convierte en probabilidades, la política de decodificación elige uno, se añade a la secuencia (y su clave y
@@ -892,7 +892,7 @@ plt.show()
 # política decide el texto. Los parámetros de decodificación no hacen que el modelo sepa más: solo cambian cómo
 # se elige entre lo que ya calculó.
 #
-# ## 5. Qué mandos de muestreo pide cada tarea
+# ## 6. Qué mandos de muestreo pide cada tarea
 #
 # La guía propone tres puntos de partida. No hay una temperatura «buena»: hay una para cada trabajo.
 #
@@ -946,7 +946,7 @@ print(f"\nel preajuste preciso se queda {variedad['precise']['acuerdo'] / varied
       f"más cerca de la respuesta voraz que el creativo")
 
 # %% [markdown]
-# ## 5 bis. Cuatro mandos más: `min_p`, `logit_bias`, penalizaciones y `seed`
+# ## 7. Cuatro mandos más: `min_p`, `logit_bias`, penalizaciones y `seed`
 #
 # Los preajustes tocan la temperatura, `top_k` y `top_p`. Los servidores ofrecen más mandos, y cada uno
 # responde a una pregunta distinta: cuánto azar, hasta dónde llega la cola de la distribución y qué impide
@@ -1021,7 +1021,7 @@ check_true(distintos["frequency_penalty = 1"] > distintos["sin penalización"],
 # mandos hace que el modelo sepa más: cambian cómo se elige entre lo que ya calculó.
 
 # %% [markdown]
-# ## 6. Cuándo parar
+# ## 8. Cuándo parar
 #
 # El bucle tiene que acabar, y hay tres motivos normales para hacerlo (más la interrupción del usuario):
 #
@@ -1153,7 +1153,7 @@ print(f"\nel motor, con max_tokens = 4: finish_reason = «{salida_motor.finish_r
       f"«{salida_motor.text}»")
 
 # %% [markdown]
-# ## 7. El contrato de salida: JSON válido por construcción
+# ## 9. El contrato de salida: JSON válido por construcción
 #
 # Pedir «responde solo con JSON» en el prompt es un deseo. Un modelo pequeño, y a veces uno grande, añade un
 # saludo, se deja una comilla o inventa un campo, y el *parser* de la aplicación revienta. La decodificación
@@ -1189,7 +1189,7 @@ print("¿es la categoría que pide la petición (ampliacion_plazo)?", "sí" if o
 # tres millones de parámetros llena las comillas de palabras sueltas repetidas; la forma sigue garantizada, el
 # contenido no.
 #
-# ## 8. La factura: tiempo, memoria y dinero
+# ## 10. La factura: tiempo, memoria y dinero
 #
 # Hasta aquí, un modelo diminuto en una CPU. La misma cuenta para un modelo de verdad en una GPU de verdad, con
 # los modelos de coste de `llmlab.cost` y su catálogo de configuraciones y hardware (cada número con su
@@ -1459,7 +1459,7 @@ with hidden("fits_on_device: bordes exactos, GB frente a GiB, lote, reserva y er
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# ## 8 bis. Contextos largos y conversaciones que crecen
+# ## 11. Contextos largos y conversaciones que crecen
 #
 # En 2026 los modelos locales suelen anunciar ventanas de 8K o 32K tokens, algunos de 128K o 256K, y los
 # sistemas más grandes llegan al millón. Que una ventana se **admita** no quiere decir que salga barata, ni
@@ -1636,7 +1636,7 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
-# ## 9. Diagnóstico: del síntoma a la pieza que lo causa
+# ## 12. Diagnóstico: del síntoma a la pieza que lo causa
 #
 # Con la llamada diseccionada, cada síntoma apunta a una etapa. El capítulo lo resume en una tabla; la
 # versión del curso, con las etapas de este cuaderno:
@@ -1693,7 +1693,7 @@ def diagnose(symptom):
 # %% [markdown]
 # <details><summary>Pista 1</summary>
 #
-# Vuelve a la sección 3: ¿qué fase decide el tiempo hasta el primer token y cuál el ritmo de las palabras
+# Vuelve a la sección 4: ¿qué fase decide el tiempo hasta el primer token y cuál el ritmo de las palabras
 # siguientes?
 #
 # </details>
@@ -1731,7 +1731,7 @@ with hidden("diagnose: las diez filas de la tabla, mayúsculas y síntomas desco
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# ## 10. Elegir modelo y despliegue: una matriz de decisión
+# ## 13. Elegir modelo y despliegue: una matriz de decisión
 #
 # El capítulo cierra con un kit para decidir la estrategia de un caso: varias opciones, unos criterios
 # (privacidad, coste, calidad, latencia, adaptación, mantenimiento y uso de contexto externo), un peso para cada
@@ -1887,7 +1887,7 @@ cambios = [f"{pesos_priv[i]:.2f}" for i in range(1, len(ganadoras)) if ganadoras
 print("la ganadora cambia con un peso de privacidad de:", ", ".join(cambios))
 
 # %% [markdown]
-# ## 10 bis. Cinco planos de un modelo y cinco tipos de modelo
+# ## 14. Cinco planos de un modelo y cinco tipos de modelo
 #
 # Al comparar o elegir modelos se mezclan cosas que viven en sitios distintos. Separarlas evita atribuir a
 # una pieza lo que hace otra. Cinco planos:
@@ -1900,7 +1900,7 @@ print("la ganadora cambia con un peso de privacidad de:", ", ".join(cambios))
 # | runtime | vLLM, SGLang, llama.cpp o un servidor propio; lotes, caché, cuantización | coste, latencia y usuarios simultáneos | dar por mejor un modelo que solo estaba mejor servido |
 # | producto | interfaz, memoria externa, RAG, herramientas, salvaguardas, evaluación, permisos | lo que vive de verdad la persona usuaria | decir «el modelo puede» cuando lo que puede es el sistema entero |
 #
-# En este cuaderno los has tocado todos: la arquitectura en la sección 2 bis, los pesos de `es-chat`, su
+# En este cuaderno los has tocado todos: la arquitectura en la sección 3, los pesos de `es-chat`, su
 # post-entrenamiento en la plantilla de chat, el runtime en el motor de `llmlab.serve` y el producto en el
 # contrato JSON y la tabla de diagnóstico.
 #
@@ -1991,7 +1991,7 @@ with hidden("recommend_model_type: todas las combinaciones, el borde de un turno
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# ## 11. Errores frecuentes
+# ## 15. Errores frecuentes
 #
 # Cada tropiezo del capítulo y de la guía, escrito y en marcha, y cazado por la misma clase de comprobación que
 # corrige tus ejercicios. Dos ya los has arreglado tú: el tope que deja pasar un token de más (ejercicio 3) y el
@@ -2059,7 +2059,7 @@ detecta("RoPE aplicado a V", lambda: check_close(v_girado, v_real, atol=1e-5, wh
 # pieza no es entenderla; entenderla es poder decir qué entra, qué sale, cuánto cuesta y un ejemplo, como has
 # hecho con cada etapa de esta llamada.
 #
-# ## 12. Pregunta para razonar: elige modelo y despliegue (corrección manual · 4 puntos · ~45 min)
+# ## 16. Pregunta para razonar: elige modelo y despliegue (corrección manual · 4 puntos · ~45 min)
 #
 # Usa `score_options`, `fits_on_device` y los modelos de coste de `llmlab.cost` (en una celda tuya) para
 # decidir la estrategia de **tres** escenarios, con las opciones del kit o con otras que definas:
@@ -2106,7 +2106,7 @@ detecta("RoPE aplicado a V", lambda: check_close(v_girado, v_real, atol=1e-5, wh
 # ### END SOLUTION
 
 # %% [markdown]
-# ## 13. Ampliación: la misma disección con un modelo publicado (opcional · ~10 min, fuera de la duración)
+# ## 17. Ampliación: la misma disección con un modelo publicado (opcional · ~10 min, fuera de la duración)
 #
 # Todo lo anterior se ha hecho con `es-chat`, un modelo de 3 M parámetros entrenado por el propio curso. Ahora
 # repetimos la disección con un modelo **publicado por otros**: SmolLM2-135M-Instruct, de Hugging Face
@@ -2200,7 +2200,7 @@ else:
 # %% [markdown]
 # ### Por dentro de SmolLM2: la fila de un token y el flujo residual
 #
-# Las mismas herramientas de la sección 2 bis sirven con el modelo publicado: su tabla de embeddings y un
+# Las mismas herramientas de la sección 3 sirven con el modelo publicado: su tabla de embeddings y un
 # gancho por bloque. Si el modelo no está, la celda se salta.
 
 # %% tags=["nbval-ignore-output"]
@@ -2259,7 +2259,7 @@ else:
 #    al final de un contexto de relleno de unos 200 tokens y mide con `answer_perplexity` lo que le cuesta a
 #    `es-chat` la respuesta «4812» en cada caso. Para cuando tengas las tres perplejidades con cinco rellenos
 #    distintos cada una y una frase sobre si el medio sale peor en un modelo tan pequeño.
-# 3. **Un chat que se resume.** Cambia la figura de la sección 8 bis por una aplicación que, al llegar al 80 %
+# 3. **Un chat que se resume.** Cambia la figura de la sección 11 por una aplicación que, al llegar al 80 %
 #    de la memoria libre, sustituye la historia por un resumen de 300 tokens. Para cuando tengas las dos curvas
 #    en la misma figura y el número de turnos que aguanta cada una en la GPU de 24 GB.
 #
