@@ -542,7 +542,8 @@ with hidden("quantize_rows: bits de 2 a 8, filas de ceros, matrices rectangulare
 # tamaño del escalón y, con él, el error. Los formatos de 4 bits que funcionan en la práctica (el Q4_0 de
 # llama.cpp, GPTQ, AWQ) usan una escala por **grupo** de pesos consecutivos de una fila, normalmente 32, 64 o
 # 128: un atípico solo estropea su grupo. La escala en `float16` cuesta `16/g` bits por peso: un formato de 4
-# bits con grupos de 32 ocupa en realidad 4.5 bits por peso, y con grupos de 128, 4.125.
+# bits con grupos de 32 ocupa en realidad 4.5 bits por peso, con grupos de 64 4.25 (un 7B pasa de 3.5 a 3.72 GB)
+# y con grupos de 128, 4.125.
 #
 # ### Ejercicio 5 · `quantize_groups` (3 puntos · dificultad ★★☆ · ~15 min)
 #
@@ -1418,6 +1419,13 @@ detecta("error sobre los códigos", lambda: check_true(
 k4 = Q.fake_quantize(cache_f32.keys[0].numpy(), 4, axis=-1)
 error_k4 = float(np.linalg.norm(k4 - cache_f32.keys[0].numpy()) / np.linalg.norm(cache_f32.keys[0].numpy()))
 detecta("caché KV en 4 bits por token", lambda: check_true(error_k4 < 0.01, f"error de las claves {error_k4:.3f} < 1 %"))
+
+# 8. Truncar el punto cero de la rejilla afín (int(−lo / s) en vez de redondear): la rejilla entera se corre y el
+#    valor más negativo se sale por abajo.
+w_af, s_af = np.array([-0.6, 0.0, 0.25, 1.0]), 1.6 / 15
+z_truncado = int(0.6 / s_af)  # 5, cuando −lo / s = 5.625 pide 6
+w_af_hat = s_af * (np.clip(np.round(w_af / s_af) + z_truncado, 0, 15) - z_truncado)
+detecta("punto cero truncado", lambda: check_true(np.abs(w_af - w_af_hat).max() <= s_af / 2 * (1 + 1e-9), "|w − ŵ| ≤ s/2"))
 
 # %% [markdown]
 # ## 12. Pregunta para razonar (corrección manual · 3 puntos · ~20 min)
