@@ -1,7 +1,8 @@
 """Demo class for lab 07: fictional students covering what a real class hands in.
 
 Points per exercise: weight_memory 1, quantize_int8 2, quant_report 2, quantize_rows 2, quantize_groups 3,
-pack_q4_0 3, unpack_q4_0 2 (find the bug), error_after_quantization 2 (find the bug) (17 autograded) + 3 for the
+quantize_affine 3, pack_q4_0 3, unpack_q4_0 2 (find the bug), error_after_quantization 2 (find the bug) (20
+autograded) + 3 for the
 written answer (graded by hand in formgrader). An untouched find-the-bug cell keeps its bug and scores 0, even
 with the checks switched off (ines_parchea: only the exercises she solved count).
 """
@@ -33,6 +34,21 @@ def quantize_rows(W, bits=8):
     scales = np.abs(W).max(axis=0, keepdims=True) / qmax
     q = np.clip(np.round(W / np.where(scales == 0, 1, scales)), -qmax, qmax).astype(np.int8)
     return q, scales
+'''
+
+ZERO_POINT_TRUNCATED = '''
+def quantize_affine(w, bits=8):
+    """Cuantización afín de todo el tensor: devuelve (q uint8, scale float, zero_point int)."""
+    if not 2 <= bits <= 8:
+        raise ValueError("bits")
+    w = np.asarray(w, dtype=float)
+    lo, hi = min(float(w.min()), 0.0), max(float(w.max()), 0.0)
+    scale = (hi - lo) / (2**bits - 1)
+    if scale == 0:
+        return np.zeros(w.shape, dtype=np.uint8), 0.0, 0
+    zero_point = int(-lo / scale)  # el código del cero, sin decimales
+    q = np.clip(np.round(w / scale) + zero_point, 0, 2**bits - 1).astype(np.uint8)
+    return q, scale, zero_point
 '''
 
 NEIGHBOUR_NIBBLES = '''
@@ -81,6 +97,7 @@ CALLS_REFERENCE = {
     "quant_report": "def quant_report(W, x):\n    return Q.quant_report(W, x)",
     "quantize_rows": "def quantize_rows(W, bits=8):\n    return Q.quantize_absmax(W, bits, axis=1)",
     "quantize_groups": "def quantize_groups(W, bits=4, group_size=32):\n    return Q.quantize_groupwise(W, bits, group_size)",
+    "quantize_affine": "def quantize_affine(w, bits=8):\n    return Q.quantize_affine(w, bits)",
     "pack_q4_0": "def pack_q4_0(block):\n    return Q.quantize_q4_0(np.asarray(block, dtype=np.float32))",
     "unpack_q4_0": "def unpack_q4_0(data):\n    return Q.dequantize_q4_0(np.asarray(data, dtype=np.uint8))",
     "error_after_quantization": (
@@ -89,14 +106,14 @@ CALLS_REFERENCE = {
     ),
 }
 
-ALL = ["weight_memory", "quantize_int8", "quant_report", "quantize_rows", "quantize_groups", "pack_q4_0",
-       "unpack_q4_0", "error_after_quantization"]
+ALL = ["weight_memory", "quantize_int8", "quant_report", "quantize_rows", "quantize_groups", "quantize_affine",
+       "pack_q4_0", "unpack_q4_0", "error_after_quantization"]
 
 STUDENTS = {
     # Everything right, written answer included.
     "ana_correcta": {
         "answers": "solution",
-        "expected": {"score": 17, "flags": ["manual"]},
+        "expected": {"score": 20, "flags": ["manual"]},
     },
     # Opened the release and handed it in untouched.
     "bruno_sin_tocar": {
@@ -118,6 +135,7 @@ STUDENTS = {
             "quant_report": "solution",
             "quantize_rows": ROWS_BY_COLUMN,
             "quantize_groups": "solution",
+            "quantize_affine": ZERO_POINT_TRUNCATED,
             "pack_q4_0": NEIGHBOUR_NIBBLES,
             "unpack_q4_0": GIVEN_UNPACK_BUG,
             "error_after_quantization": IN_PLACE,
@@ -131,7 +149,7 @@ STUDENTS = {
         "answers": {**{gid: "solution" for gid in ALL if gid != "quantize_rows"}, "quantize_rows": ROWS_BY_COLUMN,
                     "respuesta_cuantizar": "solution"},
         "edit_cells": {"test_quantize_rows": "# Comprobación del ejercicio 4\nassert True"},
-        "expected": {"score": 15, "flags": ["manipulada", "manual"], "tests": {"test_quantize_rows": 0}},
+        "expected": {"score": 18, "flags": ["manipulada", "manual"], "tests": {"test_quantize_rows": 0}},
     },
     # The file got truncated on upload: it cannot be read, and the rest of the class is still graded.
     "fede_roto": {

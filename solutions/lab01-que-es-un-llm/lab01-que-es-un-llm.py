@@ -37,6 +37,9 @@
 # (se restauran al corregir) y no llames a la versión de `llmlab` del mismo cálculo: la comprobación te avisará,
 # porque el objetivo es que lo escribas tú.
 #
+# **Predecir y medir.** Antes de la figura de la temperatura (sección 3) hay una celda «Tu predicción» de una línea: escribe tu apuesta antes de
+# ejecutar la medida, que la imprime delante del resultado. No puntúa; sirve para que veas qué intuición tenías.
+#
 # **Cómo se escriben los números.** Como en Python, los decimales van con punto (`0.947`); los miles se separan
 # con un espacio fino (`6 442 450 944`). Un **GB** son 10⁹ bytes y un **GiB**, 2³⁰ bytes: cada frase usa una sola
 # de las dos unidades.
@@ -310,10 +313,15 @@ with hidden("softmax: casos aleatorios, temperaturas, matrices, float32 y logits
 # %% [markdown]
 # ### La temperatura, en una figura
 #
-# Con los mismos logits `[5, 2, 0]`, la temperatura lo cambia todo. A `T = 0.5` el modelo es casi
-# determinista (99.7 % para `París`); a `T = 2` `Lyon` ya ronda el 17 %.
+# Con los mismos logits `[5, 2, 0]`, la temperatura lo cambia todo. Antes de ejecutar la figura, apunta tu
+# predicción en la celda siguiente (no puntúa): ¿qué probabilidad tendrá `Lyon` con `T = 2`? La celda de la
+# figura la imprime antes que los números.
 
 # %%
+MI_PREDICCION = ""  # p. ej. "un 10 %"
+
+# %%
+print("tu predicción:", MI_PREDICCION.strip() or "(no la has escrito: hazlo antes de mirar el resultado)")
 temperaturas = [0.5, 1.0, 2.0]
 ancho = 0.27
 for k, t in enumerate(temperaturas):
@@ -325,6 +333,9 @@ plt.ylabel("probabilidad")
 plt.title("Mismos logits, distinta temperatura")
 plt.legend()
 plt.show()
+
+# %% [markdown]
+# A `T = 0.5` el modelo es casi determinista (99.7 % para `París`); a `T = 2` `Lyon` ya ronda el 17 %.
 
 # %% [markdown]
 # ## 4. La pérdida: cuánto se sorprende el modelo

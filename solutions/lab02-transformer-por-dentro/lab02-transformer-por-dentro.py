@@ -36,6 +36,9 @@
 # versión de `llmlab` de lo que se te pide (`llmlab.embeddings`, `llmlab.positional`, `llmlab.attention`…): la
 # comprobación te avisará, porque la idea es que la escribas tú.
 #
+# **Predecir y medir.** Antes de la prueba de «perro muerde hombre» (sección 6) hay una celda «Tu predicción» de una línea: escribe tu apuesta antes de
+# ejecutar la medida, que la imprime delante del resultado. No puntúa; sirve para que veas qué intuición tenías.
+#
 # **Números.** Los decimales llevan punto, como en Python (`0.652`), y los miles se separan con un espacio fino
 # (`409 600 000`).
 
@@ -1149,9 +1152,14 @@ with hidden("is_permutation_equivariant: lotes, máscaras, otras funciones y la 
 
 # %% [markdown]
 # La misma prueba con frases: «perro muerde hombre» y «hombre muerde perro» tienen los mismos tokens en otro
-# orden. Sin posiciones, la salida de «perro» es idéntica en las dos frases; con posiciones, no.
+# orden. Antes de ejecutar, apunta tu predicción (no puntúa): ¿saldrá igual la fila de «perro» en las dos
+# frases sin posiciones? ¿Y con posiciones? La celda que lo mide la imprime primero.
 
 # %%
+MI_PREDICCION = ""  # p. ej. "sin posiciones igual, con posiciones distinta"
+
+# %%
+print("tu predicción:", MI_PREDICCION.strip() or "(no la has escrito: hazlo antes de mirar el resultado)")
 rng = np.random.default_rng(SEMILLA)
 E_perro = rng.normal(size=(3, 4))  # 0 = perro, 1 = muerde, 2 = hombre
 W_perro = [rng.normal(size=(4, 4)) for _ in range(3)]
@@ -1160,6 +1168,9 @@ for nombre, P_usada in [("sin posiciones", np.zeros((3, 4))), ("con posiciones",
     O_a = ATT.attention_from_X(EMB.build_input(frase_a, E_perro, P_usada), *W_perro, causal=False)[0]
     O_b = ATT.attention_from_X(EMB.build_input(frase_b, E_perro, P_usada), *W_perro, causal=False)[0]
     print(f"{nombre}: ¿«perro» sale igual en las dos frases? {np.allclose(O_a[0], O_b[2])}")
+
+# %% [markdown]
+# Sin posiciones, la salida de «perro» es idéntica en las dos frases; con posiciones, no.
 
 # %% [markdown]
 # ## 7. Una pasada completa, de los IDs a los logits

@@ -42,6 +42,9 @@
 # las celdas de comprobación; se restauran antes de corregir. Si tu función llama a una versión bloqueada, la
 # comprobación visible ya te lo dice.
 #
+# **Predecir y medir.** Antes de la figura del trabajo con y sin caché KV (sección 8) hay una celda «Tu predicción» de una línea: escribe tu apuesta antes de
+# ejecutar la medida, que la imprime delante del resultado. No puntúa; sirve para que veas qué intuición tenías.
+#
 # **Números.** Los decimales llevan punto, como en Python (`0.501`), y los miles un espacio fino (`16 384`).
 #
 # **Convención.** Como en el libro, los tokens son **filas**: `X` tiene forma `(n, d_model)` y las
@@ -1136,9 +1139,15 @@ with hidden("KVCache y decode_step: secuencias largas, valores grandes, d_v dist
 # La caché no ahorra memoria, la gasta: ahorra **cálculo**. Sin ella, el paso `t` recalcula la atención de los
 # `t` tokens, unos `t²` productos `q·k`; con ella, solo la fila del token nuevo, `t` productos. La figura
 # acumula ese trabajo a lo largo de `PASOS_DECODIFICACION` tokens generados, y también la memoria de la caché
-# (por token, una clave y un valor en cada capa):
+# (por token, una clave y un valor en cada capa). Antes de ejecutarla, apunta tu predicción (no puntúa): tras
+# `PASOS_DECODIFICACION` tokens, ¿cuántas veces menos productos `q·k` hace la versión con caché? La celda la
+# imprime antes que el resultado.
 
 # %%
+MI_PREDICCION = ""  # p. ej. "unas 10 veces"
+
+# %%
+print("tu predicción:", MI_PREDICCION.strip() or "(no la has escrito: hazlo antes de mirar el resultado)")
 pasos = np.arange(1, PASOS_DECODIFICACION + 1)
 sin_cache = np.cumsum(pasos**2)
 con_cache = np.cumsum(pasos)

@@ -40,6 +40,9 @@
 # del mismo cálculo (salvo donde el enunciado lo permita): la comprobación te avisará, porque el objetivo es que lo
 # escribas tú.
 #
+# **Predecir y medir.** Antes de las mil tiradas por estrategia (sección 10) hay una celda «Tu predicción» de una línea: escribe tu apuesta antes de
+# ejecutar la medida, que la imprime delante del resultado. No puntúa; sirve para que veas qué intuición tenías.
+#
 # **Números.** Los decimales llevan punto, como en Python (`0.696`), y los miles un espacio fino (`134 238 208`).
 
 # %% nbgrader={"grade_id": "preparacion", "locked": true}
@@ -1224,10 +1227,15 @@ plt.show()
 #
 # Las probabilidades son la teoría; lo que ve el usuario son tiradas. Tomamos el ejemplo del correo con diez
 # candidatos y, para cada estrategia, tiramos el dado `N_MUESTRAS` veces (mil por defecto). Las barras son
-# las frecuencias observadas; los puntos, la probabilidad final de cada candidato. Fíjate en `T = 0.5` frente a
-# `T = 1.5`: la primera casi no sale de `10` y `9`; la segunda visita hasta `azul`.
+# las frecuencias observadas; los puntos, la probabilidad final de cada candidato. Antes de ejecutar, apunta tu
+# predicción (no puntúa): ¿cuántos candidatos distintos saldrán con `T = 1.5`, y cuántos con `top-k = 3`? La
+# celda de las tiradas la imprime antes que los resultados.
 
 # %%
+MI_PREDICCION = ""  # p. ej. "T = 1.5: 6; top-k = 3: 3"
+
+# %%
+print("tu predicción:", MI_PREDICCION.strip() or "(no la has escrito: hazlo antes de mirar el resultado)")
 estrategias = {
     "voraz": dict(do_sample=False),
     "T = 0.5": dict(do_sample=True, temperature=0.5),
@@ -1258,6 +1266,9 @@ for eje, (nombre, mandos) in zip(ejes.flat, estrategias.items()):
 fig.suptitle(f"«Nos vemos mañana a las …»: {N_MUESTRAS} tiradas por estrategia (puntos = probabilidad final)")
 plt.tight_layout()
 plt.show()
+
+# %% [markdown]
+# Fíjate en `T = 0.5` frente a `T = 1.5`: la primera casi no sale de `10` y `9`; la segunda visita hasta `azul`.
 
 # %% [markdown]
 # ### Juega con los mandos (opcional)

@@ -12,7 +12,7 @@
 # [![Abrir en Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/llmlab-curso/llmlab/blob/main/labs/lab07-cuantizacion/lab07-cuantizacion.ipynb)
 #
 # **Capítulo 06 y capítulo 07** de *Facsímil 03 · Arquitecturas y modelos* (y el tercer cuaderno que propone el
-# capítulo 08) · duración estimada: **3 horas** (70 min de lectura y figuras y 1 h 50 min de ejercicios y de la
+# capítulo 08) · duración estimada: **3 horas y media** (85 min de lectura y figuras y 2 h 5 min de ejercicios y de la
 # pregunta razonada; cada ejercicio indica su tiempo y su dificultad)
 #
 # Un modelo de 7 000 millones de parámetros en `float32` pide 28 GB solo para sus pesos; tu portátil
@@ -21,7 +21,8 @@
 # cada peso se redondea, y el error se paga en calidad. En este laboratorio vas a cuantizar una matriz a mano,
 # medir cuánta memoria ahorras y cuánto error introduces, ver cómo un solo valor atípico lo estropea y cómo se
 # arregla, empaquetar bloques con el formato exacto de los ficheros GGUF de llama.cpp y, al final, cuantizar
-# el modelo `es-base` del curso y comparar su perplejidad y sus respuestas antes y después.
+# el modelo `es-base` del curso, comparar su perplejidad y sus respuestas antes y después y escribirlo en tu
+# propio fichero GGUF.
 #
 # **Al terminar sabrás:**
 #
@@ -30,8 +31,11 @@
 # 3. medir lo que cuesta: memoria **y** error relativo de un producto matriz-vector, nunca solo lo primero;
 # 4. explicar por qué un valor atípico arruina la escala común y arreglarlo con una escala por fila o por grupo;
 # 5. ver cómo crece el error al bajar de 8 a 4, 3 y 2 bits;
-# 6. empaquetar y desempaquetar un bloque Q4_0 de GGUF byte a byte;
-# 7. cuantizar un modelo de verdad y comparar su perplejidad, su memoria, su velocidad y su caché KV.
+# 6. cuantizar con punto cero (afín) cuando los valores no están centrados, y leer la tabla de FP8 (E4M3, E5M2);
+# 7. empaquetar y desempaquetar un bloque Q4_0 de GGUF byte a byte;
+# 8. cuantizar un modelo de verdad y comparar su perplejidad, su memoria, su velocidad y su caché KV, y acotar
+#    su velocidad con `tokens/s ≤ ancho de banda / bytes por token`;
+# 9. exportar el modelo a un fichero GGUF y leerlo con el paquete `gguf` de llama.cpp.
 #
 # **Cómo se trabaja.** Escribe tu código en las celdas que dicen `ESCRIBE TU CÓDIGO AQUÍ`; en los dos ejercicios
 # «encuentra el error» la celda ya trae una función con un fallo típico que tienes que arreglar. La celda que hay
@@ -41,8 +45,13 @@
 # pero no llames a las de `llmlab.quant`: en las comprobaciones están bloqueadas. Ninguna función debe
 # modificar los arrays que recibe. No modifiques las celdas de comprobación; se restauran antes de corregir.
 #
+# **Predecir y medir.** Antes de la tabla de formatos de la sección 8 hay una celda «Tu predicción» de una
+# línea: escribe tu apuesta antes de ejecutar la medida, que la imprime delante del resultado. No puntúa; sirve
+# para que veas qué intuición tenías. Al final, «Para ir más allá» propone tres extensiones opcionales, fuera del
+# tiempo estimado y sin nota.
+#
 # **Convenciones.** Los decimales se escriben con punto, como en Python (`0.011` es un 1.1 %). `GB` son 10⁹
-# bytes y `GiB` son 2³⁰; cada tabla dice cuál usa. Las funciones que cuantizan (ejercicios 2 a 5) calculan en
+# bytes y `GiB` son 2³⁰; cada tabla dice cuál usa. Las funciones que cuantizan (ejercicios 2 a 6) calculan en
 # float64 (`np.asarray(w, dtype=float)`), como la referencia: las comprobaciones comparan sus escalas con una
 # tolerancia relativa de 1e-9 y sus códigos uno a uno, y en float32 un peso que cae justo entre dos códigos
 # puede redondearse al otro lado.
@@ -533,7 +542,8 @@ with hidden("quantize_rows: bits de 2 a 8, filas de ceros, matrices rectangulare
 # tamaño del escalón y, con él, el error. Los formatos de 4 bits que funcionan en la práctica (el Q4_0 de
 # llama.cpp, GPTQ, AWQ) usan una escala por **grupo** de pesos consecutivos de una fila, normalmente 32, 64 o
 # 128: un atípico solo estropea su grupo. La escala en `float16` cuesta `16/g` bits por peso: un formato de 4
-# bits con grupos de 32 ocupa en realidad 4.5 bits por peso, y con grupos de 128, 4.125.
+# bits con grupos de 32 ocupa en realidad 4.5 bits por peso, con grupos de 64 4.25 (un 7B pasa de 3.5 a 3.72 GB)
+# y con grupos de 128, 4.125.
 #
 # ### Ejercicio 5 · `quantize_groups` (3 puntos · dificultad ★★☆ · ~15 min)
 #
@@ -650,7 +660,199 @@ for b in (8, 4, 2):
     print(f"{b} bits, gaussiana, todo el tensor: {Q.relative_matvec_error(W_rep, Q.fake_quantize(W_rep, b), x_rep):.4f}")
 
 # %% [markdown]
-# ## 6. Los bloques de GGUF: Q8_0 y Q4_0 byte a byte
+# ## 6. Una rejilla que no empieza en cero: el punto cero
+#
+# La rejilla simétrica reparte sus códigos a partes iguales entre los negativos y los positivos. Si los valores
+# son casi todos positivos (la salida de una ReLU, unas probabilidades, la parte de un tensor que nunca baja de
+# cero) la mitad de los códigos no se usa nunca: es como medir con una regla de la que solo miras media. La
+# cuantización **afín** (o asimétrica) coloca la rejilla de `2**b` códigos sin signo (0…255 con 8 bits) sobre el
+# rango que de verdad ocupan los valores, `[lo, hi]`:
+#
+# $$s = \frac{hi - lo}{2^b - 1}, \qquad z = \operatorname{round}\!\left(\frac{-lo}{s}\right), \qquad
+# q = \operatorname{clip}\big(\operatorname{round}(w/s) + z,\ 0,\ 2^b - 1\big), \qquad \hat w = s\,(q - z).$$
+#
+# El **punto cero** `z` es el código que representa el número real 0. Es un entero a propósito: así el 0 se
+# guarda sin error (el relleno de una secuencia, una activación apagada), y por eso el rango se estira siempre
+# hasta incluir el 0: `lo = min(min(w), 0)` y `hi = max(max(w), 0)`. El ejemplo de siempre, con
+# `w = [−1.0, 0.0, 0.6, 2.0]`: `s = 3/255`, `z = 85` y `q = [0, 85, 136, 255]`. El redondeo de `w/s` y el de
+# `z` se suman, así que un valor en el borde superior puede pedir el código 256: el recorte final no sobra.
+#
+# ### Ejercicio 6 · `quantize_affine` (3 puntos · dificultad ★★☆ · ~15 min)
+#
+# Escribe `quantize_affine(w, bits=8)`, que recibe un array (o una lista) de cualquier forma y lo cuantiza con
+# una sola escala y un solo punto cero para todo el tensor. Devuelve la tupla `(q, scale, zero_point)`:
+#
+# - `lo = min(min(w), 0)`, `hi = max(max(w), 0)`, `levels = 2**bits − 1`;
+# - `scale`: un `float`, `(hi − lo) / levels`;
+# - `zero_point`: un `int` de Python (no un `float` ni un entero de NumPy), `round(−lo / scale)`: el entero
+#   **más cercano**, con los empates al par, como hacen `np.round` y `round` de Python (2.5 → 2);
+# - `q`: array de NumPy de dtype `uint8` y la forma de `w`, `round(w / scale) + zero_point` recortado a
+#   `[0, levels]` (redondeo con empates al par);
+# - si todos los valores son 0: `scale = 0.0`, `zero_point = 0` y `q` todo ceros (sin dividir por cero);
+# - `ValueError` si `bits` no es un entero (`int`) entre 2 y 8. Calcula en float64 y no modifiques `w`.
+
+# %% nbgrader={"grade_id": "quantize_affine", "solution": true}
+def quantize_affine(w, bits=8):
+    """Cuantización afín de todo el tensor: devuelve (q uint8, scale float, zero_point int)."""
+    ### BEGIN SOLUTION
+    if isinstance(bits, bool) or not isinstance(bits, int) or not 2 <= bits <= 8:
+        raise ValueError(f"bits debe ser un entero entre 2 y 8, no {bits!r}")
+    w = np.asarray(w, dtype=float)
+    levels = 2**bits - 1
+    lo, hi = min(float(w.min()), 0.0), max(float(w.max()), 0.0)
+    scale = (hi - lo) / levels
+    if scale == 0:
+        return np.zeros(w.shape, dtype=np.uint8), 0.0, 0
+    zero_point = int(np.round(-lo / scale))
+    q = np.clip(np.round(w / scale) + zero_point, 0, levels).astype(np.uint8)
+    return q, scale, zero_point
+    ### END SOLUTION
+
+
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# Empieza por el rango: `lo = min(float(w.min()), 0.0)` y `hi = max(float(w.max()), 0.0)`. Con él salen la
+# escala y, redondeando `−lo / scale`, el punto cero; conviértelo con `int(...)` para que sea un entero de
+# Python.
+#
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# Los códigos son sin signo: el recorte es a `[0, 2**bits − 1]` (0…255 con 8 bits), no a ±127 ni a 256, y se
+# recorta **antes** de `.astype(np.uint8)`, que convertiría un 256 en 0. El punto cero se redondea (no se trunca
+# con `int` a secas: `int(84.9)` es 84).
+#
+# </details>
+
+# %% nbgrader={"grade_id": "test_quantize_affine", "grade": true, "points": 3}
+# Comprobación del ejercicio 6 · tolerancias: la escala con rtol=1e-9; el punto cero y los códigos, exactos.
+with reference_blocked(*REFERENCIAS):
+    q_af, s_af, z_af = checked_call(quantize_affine, [-1.0, 0.0, 0.6, 2.0])
+    check_array(q_af, what="q", dtype="int", shape=(4,))
+    check_true(q_af.dtype == np.uint8, f"q debe ser uint8 (códigos sin signo de 0 a 255), y es {q_af.dtype}")
+    check_number(s_af, what="scale", kind="float")
+    check_true(type(z_af) is int, f"zero_point debe ser un int de Python, y es {type(z_af).__name__}",
+               hint="conviértelo con int(...) después de redondear")
+    check_close(s_af, 3 / 255, rtol=1e-9, what="la escala de [−1, 0, 0.6, 2]", hint="(hi − lo) / (2**bits − 1)")
+    check_equal(z_af, 85, what="el punto cero de [−1, 0, 0.6, 2]")
+    check_equal(q_af, [0, 85, 136, 255], what="los códigos de [−1, 0, 0.6, 2]")
+    q_4, s_4, z_4 = checked_call(quantize_affine, [-0.6, 0.0, 0.25, 1.0], bits=4)
+    check_close(s_4, 1.6 / 15, rtol=1e-9, what="la escala con 4 bits", hint="con 4 bits hay 2**4 − 1 = 15 escalones")
+    check_equal(z_4, 6, what="el punto cero con 4 bits (−lo / scale = 5.625)", hint="el entero más cercano, no el truncado")
+    check_equal(q_4, [0, 6, 8, 15], what="los códigos con 4 bits")
+    q_p, s_p, z_p = checked_call(quantize_affine, [0.5, 1.0, 2.0])
+    check_equal(z_p, 0, what="el punto cero de valores positivos", hint="el rango se estira hasta incluir el 0")
+    check_equal(q_p, [64, 128, 255], what="los códigos de [0.5, 1, 2]")
+    q_b, _, _ = checked_call(quantize_affine, [-153.5, 0.0, 101.5])
+    check_equal(q_b, [0, 154, 255], what="los códigos de [−153.5, 0, 101.5]",
+                hint="101.5 pide el código 102 + 154 = 256: recorta a 255 antes de convertir a uint8")
+    q_0, s_0, z_0 = checked_call(quantize_affine, np.zeros((2, 3)))
+    check_close(s_0, 0.0, atol=0, what="la escala de una matriz de ceros")
+    check_equal(q_0, np.zeros((2, 3), dtype=np.uint8), what="los códigos de una matriz de ceros")
+    check_raises(lambda: quantize_affine([1.0, 2.0], bits=9), ValueError, what="quantize_affine con bits=9")
+ok("[−1, 0, 0.6, 2] → escala 3/255, punto cero 85, códigos [0, 85, 136, 255]")
+### BEGIN HIDDEN TESTS
+with hidden("quantize_affine: tensores aleatorios, rangos de un solo signo, empates, bordes, float32 y errores"):
+    rng_t = np.random.default_rng(7091)
+    casos = [(rng_t.normal(0, 1, (50,)), 8), (rng_t.normal(0.3, 0.02, (16, 64)), 8), (rng_t.normal(0, 3, (2, 5, 7)), 4),
+             (rng_t.random((40, 30)), 8), (-rng_t.random((9,)) - 0.5, 8), (rng_t.normal(0, 1e6, (20,)), 3),
+             (rng_t.standard_t(2, (30, 20)), 2), (rng_t.normal(-1, 1, (64,)), 5), (rng_t.normal(0, 1e-6, (8, 8)), 6),
+             (np.array([4.2]), 8), (np.array([-4.2]), 8), (np.array([[0.0, -3.0], [1.0, 0.0]]), 7)]
+    casos += [(rng_t.normal(0, 1, (100,)), b) for b in (2, 3, 4, 5, 6, 7, 8)]
+    esperados = [Q.quantize_affine(c, b) for c, b in casos]
+    w32 = rng_t.normal(0.1, 0.05, (64, 64)).astype(np.float32)
+    q32_ref, s32_ref, z32_ref = Q.quantize_affine(w32.astype(np.float64))
+    with reference_blocked(*REFERENCIAS):
+        for (c, b), (q_ref, s_ref, z_ref) in zip(casos, esperados):
+            q, s, z = checked_call(quantize_affine, c, b)
+            check_array(q, dtype="int", shape=c.shape)
+            check_true(q.dtype == np.uint8, "q debe ser uint8")
+            check_number(s, kind="float")
+            check_true(type(z) is int, "zero_point debe ser un int de Python")
+            check_close(s, s_ref, rtol=1e-9, atol=0)
+            check_equal(z, z_ref)
+            check_equal(q, q_ref)
+        # −lo / scale = 2.5 exactamente (scale = 1): el punto cero redondea al par, 2.
+        q, s, z = checked_call(quantize_affine, [-2.5, 1.0, 252.5])
+        check_equal(z, 2)
+        check_equal(q, [0, 3, 254])
+        # El borde de arriba pide 256 también con 4 bits: −lo / scale = 9.5 → 10 y hi / scale = 5.5 → 6.
+        q, s, z = checked_call(quantize_affine, [-9.5, 5.5], 4)
+        check_equal(z, 10)
+        check_equal(q, [0, 15])
+        q, s, z = checked_call(quantize_affine, [[3.0, 0.0, 1.5]])  # por defecto 8 bits; lista de listas
+        check_equal(q, [[255, 0, 128]])
+        check_equal(z, 0)
+        q, s, z = checked_call(quantize_affine, w32)
+        check_close(s, s32_ref, rtol=1e-6, atol=0)
+        check_true(abs(z - z32_ref) <= 1, "float32: el punto cero")
+        check_true(np.abs(q.astype(int) - q32_ref.astype(int)).max() <= 1 and (q == q32_ref).mean() > 0.999, "float32")
+        q, s, z = checked_call(quantize_affine, [0.0, 0.0])
+        check_true(type(z) is int and z == 0 and s == 0 and q.dtype == np.uint8, "todo ceros")
+        for malo in (1, 9, 16, 0, 4.5):
+            check_raises(lambda: quantize_affine([1.0, -2.0], bits=malo), ValueError)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ¿Cuánto se gana? Con valores que nunca bajan de cero (una matriz uniforme en `[0, 1)`), la rejilla simétrica
+# tira la mitad de sus códigos y la afín los usa todos: con los mismos bits, su escalón es la mitad de ancho y el
+# error baja a la mitad o menos. Con una gaussiana centrada en 0 las dos rejillas cubren casi el mismo rango y
+# los errores quedan cerca; con 4 bits la afín gana algo porque usa 16 niveles en lugar de 15:
+
+# %%
+rng_af = np.random.default_rng(SEMILLA + 6)
+W_pos = rng_af.random((256, 256))
+print(f"{'datos':>22s} {'bits':>5s} {'simétrica':>10s} {'afín':>8s}")
+for nombre, W_ej in [("uniforme en [0, 1)", W_pos), ("gaussiana", W_rep)]:
+    for b in (8, 4):
+        q_a, s_a, z_a = Q.quantize_affine(W_ej, b)
+        e_sim = Q.relative_matvec_error(W_ej, Q.fake_quantize(W_ej, b), x_rep)
+        e_af = Q.relative_matvec_error(W_ej, Q.dequantize_affine(q_a, s_a, z_a), x_rep)
+        print(f"{nombre:>22s} {b:>5d} {e_sim:>10.4f} {e_af:>8.4f}")
+        if W_ej is W_pos:
+            assert e_af < 0.55 * e_sim  # valores de un solo signo: la afín deja, como mucho, la mitad de error
+
+# %% [markdown]
+# ### FP8: en vez de una rejilla, una coma flotante de 8 bits
+#
+# Hasta aquí cada formato es una rejilla de escalones iguales. Las GPU recientes (H100 y sucesoras) ofrecen otra
+# forma de gastar 8 bits: **FP8**, un número en coma flotante diminuto, con signo, exponente y mantisa. Hay dos
+# repartos. **E4M3** (4 bits de exponente, 3 de mantisa) tiene más precisión y poco rango: se usa para pesos y
+# activaciones. **E5M2** (5 y 2) tiene más rango y menos precisión: sirve para los gradientes del
+# entrenamiento. En coma flotante el escalón crece con el número, así que el error **relativo** es parecido para
+# un peso pequeño y para uno grande, justo lo que una rejilla uniforme no consigue. PyTorch trae los dos tipos;
+# la tabla sale de `torch.finfo`, y el error es el de ida y vuelta (convertir a FP8 y volver) de la gaussiana
+# de 256×256, sin ninguna escala:
+
+# %%
+tipos_flotantes = [("float16", torch.float16, 5, 10), ("bfloat16", torch.bfloat16, 8, 7),
+                   ("FP8 E4M3", torch.float8_e4m3fn, 4, 3), ("FP8 E5M2", torch.float8_e5m2, 5, 2)]
+W_t = torch.from_numpy(W_rep)
+print(f"{'tipo':>9s} {'exp.':>5s} {'mant.':>6s} {'máximo':>9s} {'mínimo normal':>14s} {'paso relativo':>14s} {'error ida y vuelta':>19s}")
+for nombre, dtype, e_bits, m_bits in tipos_flotantes:
+    info = torch.finfo(dtype)
+    ida_vuelta = W_t.to(dtype).to(torch.float64)
+    error_iv = float((ida_vuelta - W_t).norm() / W_t.norm())
+    maximo = f"{info.max:.0f}" if info.max < 1e6 else f"{info.max:.1e}"
+    print(f"{nombre:>9s} {e_bits:>5d} {m_bits:>6d} {maximo:>9s} {info.tiny:>14.2e} {info.eps:>14.4f} {error_iv:>19.4f}")
+error_int8 = float(np.linalg.norm(Q.fake_quantize(W_rep, 8) - W_rep) / np.linalg.norm(W_rep))
+print(f"{'int8 absmax':>9s} {'':>5s} {'':>6s} {'':>9s} {'':>14s} {'':>14s} {error_int8:>19.4f}")
+grandes = torch.tensor([300.0, 1000.0, 1e5], dtype=torch.float32)
+print("\n[300, 1000, 100 000] en E4M3:", grandes.to(torch.float8_e4m3fn).float().tolist(),
+      "· en E5M2:", grandes.to(torch.float8_e5m2).float().tolist())
+
+# %% [markdown]
+# El «paso relativo» es la distancia de 1 al siguiente número representable: `2⁻³` con 3 bits de mantisa y
+# `2⁻²` con 2. Por eso E4M3 deja un error de ida y vuelta de un 2.65 % y E5M2 del doble. Ese error es mayor que
+# el de int8 *absmax* en la misma gaussiana (la última fila), pero no depende de la escala de los datos mientras quepan en el
+# rango; y ahí está la trampa: el máximo de E4M3 es 448 y lo que pasa de ahí se queda en 448 en la conversión de
+# PyTorch (E5M2 sí tiene infinito, y 100 000 se convierte en `inf`). Por eso FP8 también se usa con una escala
+# por tensor que lleva el mayor valor cerca del máximo del tipo, igual que *absmax*.
+
+# %% [markdown]
+# ## 7. Los bloques de GGUF: Q8_0 y Q4_0 byte a byte
 #
 # llama.cpp guarda los modelos en ficheros GGUF. Sus formatos más sencillos son escalas por grupo de 32, tal
 # como acabas de programar, pero con un detalle que importa: la escala y los códigos van **juntos** en un
@@ -687,7 +889,7 @@ print(f"Q4_0: {bytes_q4.size} bytes; escala {bytes_q4[:2].view(np.float16)[0]:.6
       " ".join(f"{b:02x}" for b in bytes_q4[2:]))
 
 # %% [markdown]
-# ### Ejercicio 6 · `pack_q4_0` (3 puntos · dificultad ★★★ · ~20 min)
+# ### Ejercicio 7 · `pack_q4_0` (3 puntos · dificultad ★★★ · ~20 min)
 #
 # Escribe `pack_q4_0(block)`, que recibe 32 pesos (array o lista) y devuelve los 18 bytes de su bloque Q4_0 como
 # array de NumPy de dtype `uint8`, idénticos a los de llama.cpp:
@@ -737,7 +939,7 @@ def pack_q4_0(block):
 # </details>
 
 # %% nbgrader={"grade_id": "test_pack_q4_0", "grade": true, "points": 3}
-# Comprobación del ejercicio 6 · se comparan los 18 bytes exactos con los de llmlab.quant (idénticos a GGUF).
+# Comprobación del ejercicio 7 · se comparan los 18 bytes exactos con los de llmlab.quant (idénticos a GGUF).
 bloque_a_mano = np.zeros(32, dtype=np.float32)
 bloque_a_mano[0], bloque_a_mano[1], bloque_a_mano[16] = -8.0, 7.0, 3.0  # d = −8 / −8 = 1
 rng_v = np.random.default_rng(706)
@@ -779,7 +981,7 @@ with hidden("pack_q4_0: bloques aleatorios, máximo positivo, empates ±m, ceros
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# ### Ejercicio 7 · `unpack_q4_0`, encuentra el error (2 puntos · dificultad ★★☆ · ~10 min)
+# ### Ejercicio 8 · `unpack_q4_0`, encuentra el error (2 puntos · dificultad ★★☆ · ~10 min)
 #
 # Un compañero ha escrito la función inversa: de los 18 bytes a los 32 pesos descuantizados, `d · (c − 8)`.
 # Con el bloque de la celda siguiente sus pesos salen desordenados. La celda de abajo trae su versión: **tiene
@@ -819,7 +1021,7 @@ def unpack_q4_0(data):
 # </details>
 
 # %% nbgrader={"grade_id": "test_unpack_q4_0", "grade": true, "points": 2}
-# Comprobación del ejercicio 7 · tolerancia: atol=0 (d · (c − 8) es exacto en float32).
+# Comprobación del ejercicio 8 · tolerancia: atol=0 (d · (c − 8) es exacto en float32).
 rampa = (np.arange(32, dtype=np.float32) - 16) / 16
 bytes_rampa = Q.quantize_q4_0(rampa)
 esperado_rampa = Q.dequantize_q4_0(bytes_rampa)
@@ -866,7 +1068,7 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# ## 7. El modelo del curso, cuantizado
+# ## 8. El modelo del curso, cuantizado
 #
 # Ahora lo de verdad. `Q.quantize_model(modelo, formato)` devuelve una **copia** del modelo en la que cada capa
 # lineal (y la tabla de embeddings) guarda sus pesos empaquetados y los descuantiza al vuelo en cada paso. Los
@@ -877,7 +1079,7 @@ plt.show()
 # Antes de cuantizar nada, una advertencia del capítulo 07: si cuantizas **en su sitio** (sobrescribiendo los
 # pesos originales), ya no te queda con qué comparar, y cualquier medida de «antes y después» sale perfecta.
 #
-# ### Ejercicio 8 · `error_after_quantization`, encuentra el error (2 puntos · dificultad ★☆☆ · ~10 min)
+# ### Ejercicio 9 · `error_after_quantization`, encuentra el error (2 puntos · dificultad ★☆☆ · ~10 min)
 #
 # Esta función debería devolver (como `float`) el error relativo de `W x` tras cuantizar `W` con una escala para
 # todo el tensor y `bits` bits (la rejilla simétrica de siempre, `qmax = 2**(bits − 1) − 1`). Su autor está
@@ -919,7 +1121,7 @@ def error_after_quantization(W, x, bits=8):
 # </details>
 
 # %% nbgrader={"grade_id": "test_error_after_quantization", "grade": true, "points": 2}
-# Comprobación del ejercicio 8 · tolerancia: rtol=1e-6.
+# Comprobación del ejercicio 9 · tolerancia: rtol=1e-6.
 rng_v = np.random.default_rng(708)
 W_ip, x_ip = rng_v.standard_normal((128, 128)), rng_v.standard_normal(128)
 esperados_ip = {b: Q.relative_matvec_error(W_ip, Q.fake_quantize(W_ip, b), x_ip) for b in (8, 4)}
@@ -952,8 +1154,16 @@ with hidden("error_after_quantization: otras matrices y otros bits"):
 # mucho más previsible (perplejidades de un solo dígito; la validación entera, que es sobre todo generada, es la
 # que da el 5.4 del lab 06). Aquí medimos la escrita a mano: con los parámetros por defecto, sus primeros
 # `TOKENS_PERPLEJIDAD` tokens (el benchmark `benchmarks/bench_quant.py` mide la validación entera, y también es-mini).
+#
+# Antes de ejecutar la tabla, apunta tu predicción en la celda siguiente (no puntúa): ¿cuál será el primer
+# formato, bajando de bits, que empeore la perplejidad más de un 5 %? ¿Y cuántas veces menos que `f32` ocupará
+# `q4_0`? La celda que mide la imprime antes que el resultado.
 
 # %%
+MI_PREDICCION = ""  # p. ej. "int3_g32 pasa del 5 %; q4_0 ocupa 8 veces menos"
+
+# %%
+print("tu predicción:", MI_PREDICCION.strip() or "(no la has escrito: hazlo antes de mirar el resultado)", "\n")
 ids_val = encode_documents(metrics.validation_documents("hand-written"), tok)
 if TOKENS_PERPLEJIDAD:
     ids_val = ids_val[:TOKENS_PERPLEJIDAD]
@@ -1026,7 +1236,99 @@ for f, v in velocidades.items():
     print(f"{f:>5s}: {v:6.1f} tokens por segundo de CPU  ({v / velocidades['f32']:.2f}× la velocidad de f32)")
 
 # %% [markdown]
-# ## 8. La caché KV en int8
+# ### El techo: ancho de banda entre bytes por token
+#
+# La medida anterior depende de nuestras capas. Lo que no depende de ningún motor es el techo. Para generar un
+# token, el motor tiene que traer de la memoria todas las matrices del modelo (y la caché KV del contexto), y con
+# cada peso que trae hace solo una multiplicación y una suma. Traer es lo lento, así que, como mucho,
+#
+# $$\text{tokens por segundo} \le \frac{\text{ancho de banda de la memoria (bytes/s)}}{\text{bytes leídos por token}}.$$
+#
+# Es una cota, no una predicción: los motores reales se quedan por debajo (el lab 08 lo mide en esta máquina).
+# Pero dice lo importante: la velocidad de generar escala con los **bytes por peso**, no con los bits del
+# nombre del formato. `llmlab.cost` trae modelos y máquinas reales, con sus fuentes; calculamos el techo para un
+# modelo de 8 000 millones de parámetros (Llama 3 8B, el tamaño de la pregunta de la sección 12) en tres
+# máquinas, con 1 024 tokens de contexto. Los bytes por token no son todo el fichero: de la tabla de
+# *embeddings* solo se lee la fila de cada token.
+
+# %%
+from llmlab import cost
+from llmlab.cost.speed import IDEAL
+
+spec_8b = cost.get_model("llama-3-8b")
+formatos_techo = ("f16", "q8_0", "q4_0")
+print("bytes leídos por token (1 024 de contexto):",
+      " · ".join(f"{f} {cost.decode_step(spec_8b, cost.get_hardware('rtx-4090'), f, context=1024, efficiency=IDEAL).bytes / 1e9:.2f} GB"
+                 for f in formatos_techo))
+print(f"\n{'máquina':>16s} {'GB/s':>6s} " + " ".join(f"{f:>8s}" for f in formatos_techo) + f" {'q4_0 / f16':>11s}")
+for nombre in ("laptop-cpu-ddr5", "apple-m3-max", "rtx-4090"):
+    hw = cost.get_hardware(nombre)
+    techos = [cost.decode_tokens_per_s(spec_8b, hw, f, context=1024, efficiency=IDEAL) for f in formatos_techo]
+    paso = cost.decode_step(spec_8b, hw, "f16", context=1024, efficiency=IDEAL)
+    a_mano = hw.bandwidth_gb_s * 1e9 / paso.bytes
+    assert abs(a_mano / techos[0] - 1) < 1e-9  # el techo f16 es exactamente ancho de banda / bytes por token
+    print(f"{nombre:>16s} {hw.bandwidth_gb_s:>6.0f} " + " ".join(f"{t:>8.1f}" for t in techos) + f" {techos[2] / techos[0]:>10.2f}×")
+
+# %% [markdown]
+# En las tres máquinas el techo de Q4_0 es 3.4 veces el de f16, el cociente de sus bytes por token (15.14 GB
+# frente a 4.49 GB), y no depende de la máquina: el ancho de banda se cancela. Ni 8 veces (eso sería frente a
+# float32 y sin contar las escalas) ni 4: Q4_0 gasta 4.5 bits por peso y algunos tensores se quedan en más bits.
+# Con contextos largos o lotes grandes, la caché KV suma bytes que la cuantización de los pesos no toca.
+
+# %% [markdown]
+# ## 9. Tu propio archivo GGUF
+#
+# Los bloques que empaquetaste en la sección 7 son los que llama.cpp lee de un fichero `.gguf`. Ahora escribimos
+# uno con es-base entero: `llmlab.export.to_gguf(modelo, tok, ruta, formato)` guarda la configuración, el
+# tokenizador y cada tensor (las matrices en F16, Q8_0 o Q4_0; las normas en F32) con el escritor del paquete
+# `gguf` de llama.cpp. Después lo leemos con el **lector de ese mismo paquete**, que no sabe nada de llmlab: si
+# entiende el fichero, llama.cpp también podrá cargarlo (`llama-cli -m es-base-q4_0.gguf`).
+
+# %%
+import collections
+import pathlib
+import tempfile
+
+import gguf
+from llmlab import export
+
+carpeta_gguf = pathlib.Path(tempfile.mkdtemp(prefix="lab07-"))
+rutas_gguf = {}
+print(f"{'formato':>8s} {'fichero':>10s} {'tensores':>10s} {'tipos de tensor':>28s}")
+for formato in ("f16", "q8_0", "q4_0"):
+    ruta = export.to_gguf(modelo, tok, carpeta_gguf / f"es-base-{formato}.gguf", formato, name="es-base")
+    rutas_gguf[formato] = ruta
+    lector = gguf.GGUFReader(str(ruta))
+    tipos = collections.Counter(t.tensor_type.name for t in lector.tensors)
+    datos_tensores = sum(int(t.n_bytes) for t in lector.tensors)
+    print(f"{formato:>8s} {fmt_bytes(ruta.stat().st_size, 'MB'):>10s} {fmt_bytes(datos_tensores, 'MB'):>10s} "
+          f"{', '.join(f'{n} {tipo}' for tipo, n in sorted(tipos.items())):>28s}")
+campo = lector.fields["general.architecture"]
+print(f"\ncabecera de es-base-q4_0.gguf: arquitectura «{bytes(campo.parts[campo.data[0]]).decode()}», "
+      f"{int(lector.fields['llama.block_count'].parts[-1][0])} bloques, "
+      f"{fmt_int(len(lector.fields['tokenizer.ggml.tokens'].data))} tokens en el vocabulario")
+primero = next(t for t in lector.tensors if t.tensor_type.name == "Q4_0")
+print(f"primer bloque de {primero.name}: escala {bytes(primero.data.reshape(-1)[:2]).hex()} · códigos "
+      f"{bytes(primero.data.reshape(-1)[2:18]).hex()}")
+
+# %% [markdown]
+# El fichero es algo mayor que sus tensores: lleva además la cabecera con la configuración y el vocabulario
+# entero. Falta la prueba de verdad: cargar el fichero (`export.from_gguf` descuantiza cada bloque) y medir la
+# perplejidad en el mismo texto que la tabla de la sección 8. Si el fichero guarda exactamente los bloques que
+# calculamos, la perplejidad de Q4_0 tiene que ser **la misma** que la de la tabla, no una parecida.
+
+# %%
+ppl_tabla = {f: p for f, _, p in filas}
+for formato in ("f16", "q4_0"):
+    desde_fichero, _ = export.from_gguf(rutas_gguf[formato])
+    ppl_fichero = math.exp(evaluate(desde_fichero, ids_val))
+    referencia = ppl_tabla["f32" if formato == "f16" else formato]
+    print(f"{formato:>5s}: perplejidad leyendo el fichero {ppl_fichero:.2f} · en la tabla ({'f32' if formato == 'f16' else formato}) {referencia:.2f}")
+    if formato == "q4_0":
+        assert abs(ppl_fichero - referencia) < 1e-6 * referencia  # los mismos bloques: la misma perplejidad
+
+# %% [markdown]
+# ## 10. La caché KV en int8
 #
 # Los pesos no son lo único que ocupa memoria al servir un modelo: la caché KV crece con cada token de contexto
 # (lab 03). También se puede cuantizar, pero con cuidado, porque claves y valores se comportan distinto. Las
@@ -1080,10 +1382,10 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# ## 9. Errores frecuentes
+# ## 11. Errores frecuentes
 #
-# Dos tropiezos del capítulo ya los has arreglado tú: los nibbles de Q4_0 en parejas vecinas (ejercicio 7) y
-# cuantizar en su sitio, que deja el error en 0 (ejercicio 8). Los demás se ejecutan aquí y los caza la misma
+# Dos tropiezos del capítulo ya los has arreglado tú: los nibbles de Q4_0 en parejas vecinas (ejercicio 8) y
+# cuantizar en su sitio, que deja el error en 0 (ejercicio 9). Los demás se ejecutan aquí y los caza la misma
 # comprobación que corrige los ejercicios (se muestra la primera línea del mensaje):
 
 # %%
@@ -1123,8 +1425,15 @@ k4 = Q.fake_quantize(cache_f32.keys[0].numpy(), 4, axis=-1)
 error_k4 = float(np.linalg.norm(k4 - cache_f32.keys[0].numpy()) / np.linalg.norm(cache_f32.keys[0].numpy()))
 detecta("caché KV en 4 bits por token", lambda: check_true(error_k4 < 0.01, f"error de las claves {error_k4:.3f} < 1 %"))
 
+# 8. Truncar el punto cero de la rejilla afín (int(−lo / s) en vez de redondear): la rejilla entera se corre y el
+#    valor más negativo se sale por abajo.
+w_af, s_af = np.array([-0.6, 0.0, 0.25, 1.0]), 1.6 / 15
+z_truncado = int(0.6 / s_af)  # 5, cuando −lo / s = 5.625 pide 6
+w_af_hat = s_af * (np.clip(np.round(w_af / s_af) + z_truncado, 0, 15) - z_truncado)
+detecta("punto cero truncado", lambda: check_true(np.abs(w_af - w_af_hat).max() <= s_af / 2 * (1 + 1e-9), "|w − ŵ| ≤ s/2"))
+
 # %% [markdown]
-# ## 10. Pregunta para razonar (corrección manual · 3 puntos · ~20 min)
+# ## 12. Pregunta para razonar (corrección manual · 3 puntos · ~20 min)
 #
 # Tu equipo quiere ofrecer un asistente en los portátiles de la empresa (16 GB de RAM) con un modelo abierto de
 # 8 000 millones de parámetros. Alguien propone: «lo pasamos a Q4_0, que ocupa 8 veces menos que float32, y
@@ -1133,10 +1442,11 @@ detecta("caché KV en 4 bits por token", lambda: check_true(error_k4 < 0.01, f"e
 # En 8-12 líneas: (a) calcula lo que ocupan sus pesos en float16 y en Q4_0 (4.5 bits por peso), en GB y en GiB,
 # y di si cabe con margen para la caché KV y el sistema; (b) explica qué tendríais que medir antes de darlo por
 # bueno, con lo que has visto en este lab (qué medida, sobre qué datos, y qué harías si 4 bits falla en los casos
-# que os importan); (c) ¿irá 8 veces más rápido? Usa la medida de velocidad de la sección 7 y la idea de que
-# generar está limitado por el ancho de banda para explicar de qué depende.
+# que os importan); (c) ¿irá 8 veces más rápido? Usa la medida de velocidad y el techo `tokens/s ≤ ancho de
+# banda / bytes por token` de la sección 8 para explicar de qué depende.
 #
-# **Rúbrica (3 puntos):** (a) cuentas correctas en las dos unidades y conclusión sobre el margen, 1 punto;
+# **Rúbrica (3 puntos):** (a) cuentas correctas en las dos unidades, conclusión sobre el margen y el «8 veces»
+# corregido (7.1 frente a float32, 3.6 frente a float16), 1 punto;
 # (b) medir calidad antes y después (perplejidad y, sobre todo, respuestas en casos reales) y una salida si
 # falla (grupos más pequeños, 5-6 bits, dejar en más bits las capas sensibles), 1 punto; (c) velocidad: ganancia
 # acotada por los bytes leídos (no 8×, porque float16 ya era 2 bytes) y solo si el motor descuantiza sin volver a
@@ -1146,8 +1456,9 @@ detecta("caché KV en 4 bits por token", lambda: check_true(error_k4 < 0.01, f"e
 # ### BEGIN SOLUTION
 # (a) En float16, 8e9 · 16 / 8 = 16e9 bytes: 16 GB, 14.9 GiB. No cabe en 16 GB de RAM con el sistema y el resto
 # de programas. En Q4_0, 8e9 · 4.5 / 8 = 4.5e9 bytes: 4.5 GB, 4.19 GiB. Cabe, y queda margen para la caché KV de
-# unos miles de tokens y para el sistema. (El «8 veces» es respecto a float32; frente a float16, que es como se
-# distribuyen los modelos, son 3.6 veces.)
+# unos miles de tokens y para el sistema. El «8 veces menos» tampoco es cierto: Q4_0 gasta 4.5 bits por peso
+# (la escala de cada bloque de 32 cuenta), así que frente a float32 son 32 / 4.5 = 7.1 veces, como dice la
+# columna «vs f32» de la tabla de la sección 8; frente a float16, que es como se distribuyen los modelos, 3.6.
 #
 # (b) Hay que medir la calidad antes y después con el mismo conjunto: la perplejidad en texto parecido al de uso
 # y, sobre todo, las respuestas en casos reales del asistente (una batería de preguntas con su respuesta
@@ -1156,13 +1467,14 @@ detecta("caché KV en 4 bits por token", lambda: check_true(error_k4 < 0.01, f"e
 # (la capa de salida, por ejemplo), y volver a medir.
 #
 # (c) No. Generar cada token obliga a leer todos los pesos, así que el límite es el ancho de banda: leer 4.5 GB
-# en lugar de 16 GB da como mucho unas 3.6 veces más velocidad frente a float16. Y solo si el motor descuantiza
+# en lugar de 16 GB da como mucho unas 3.5 veces más velocidad frente a float16 (el techo de la sección 8
+# sale 3.37× para Llama 3 8B en cualquier máquina). Y solo si el motor descuantiza
 # dentro del producto (como llama.cpp); nuestras capas, que escriben cada matriz en float32 en cada paso, iban
-# más lentas que float32 en la medida de la sección 7. Con lotes grandes o contextos largos pesan también el cálculo y la caché.
+# más lentas que float32 en la medida de la sección 8. Con lotes grandes o contextos largos pesan también el cálculo y la caché.
 # ### END SOLUTION
 
 # %% [markdown]
-# ## 11. Ampliación: un archivo GGUF publicado de verdad (opcional · ~10 min, fuera de la duración)
+# ## 13. Ampliación: un archivo GGUF publicado de verdad (opcional · ~10 min, fuera de la duración)
 #
 # Hasta aquí hemos cuantizado el modelo del curso. Ahora abrimos un archivo que otros publicaron para llama.cpp:
 # SmolLM2-135M-Instruct de Hugging Face (135 M parámetros, Apache-2.0) en **Q4_1**, tal como lo distribuye el
@@ -1207,7 +1519,7 @@ else:
 # %% [markdown]
 # Casi todas las matrices van en Q4_1 (5 bits por peso: 4 de código más, por cada bloque de 32, una escala y un
 # mínimo en float16), pero la tabla de *embeddings* va en Q8_0 y las normas en F32: quien convirtió el archivo
-# protegió lo que más se nota, igual que hicimos en la sección 7. Las cifras de bits por peso son las de
+# protegió lo que más se nota, igual que hicimos en la sección 8. Las cifras de bits por peso son las de
 # llama.cpp: Q4_0 4.5, Q4_1 5.0, Q8_0 8.5, F16 16.
 #
 # ### Un bloque Q4_1 a mano
@@ -1288,12 +1600,31 @@ else:
 # - Medir siempre memoria **y** error, con los pesos descuantizados y sin cuantizar la referencia en su sitio.
 # - Un atípico multiplica la escala y arruina la precisión de todo lo que la comparte; una escala por fila o por
 #   grupo lo confina. Cada bit menos duplica el error: 4 bits con grupos es el borde útil, 2 bits es el precipicio.
+# - Con valores de un solo signo, la rejilla afín (`s = (hi − lo) / (2^b − 1)`, punto cero entero
+#   `z = round(−lo / s)`, códigos 0…255) usa todos sus códigos y deja la mitad de error o menos. FP8 (E4M3, E5M2) es
+#   coma flotante: error relativo parecido en todo el rango, pero un máximo de 448 en E4M3.
 # - Q8_0 (34 bytes por 32 pesos) y Q4_0 (18 bytes, escala con signo `m/−8`, nibbles `j` y `j + 16` en el mismo
 #   byte) son bloques de escala + códigos; los has empaquetado byte a byte como llama.cpp.
 # - Con un modelo de verdad se mide la perplejidad de cada formato (tus números están en la tabla de la
-#   sección 7): lo habitual es que 8 bits no se note, 4 bits con grupos cueste poco y 2 bits se despeñe. Ir más
+#   sección 8): lo habitual es que 8 bits no se note, 4 bits con grupos cueste poco y 2 bits se despeñe. Ir más
 #   rápido depende de cómo descuantice el motor.
+# - El techo de generar es `tokens/s ≤ ancho de banda / bytes leídos por token`: Q4_0 frente a f16 da 3.4 veces
+#   más techo, no 8. Q4_0 ocupa 7.1 veces menos que float32 (4.5 bits por peso), no 8.
+# - Tu es-base cabe en un fichero GGUF que lee el paquete de llama.cpp, con la misma perplejidad que medimos.
 # - La caché KV también se cuantiza: claves por canal, valores por token.
+#
+# ## Para ir más allá (opcional, sin nota)
+#
+# 1. **Afín por grupos.** Añade a tu `quantize_affine` un `group_size` (una escala y un punto cero por cada 32
+#    pesos de una fila, como el Q4_1 de la sección 13) y compara su error con 4 bits en la matriz uniforme de la
+#    sección 6 frente a `quantize_groups`. Para cuando tengas una tabla de cuatro errores (simétrica y afín, por
+#    tensor y por grupo).
+# 2. **Tu GGUF en llama.cpp.** Si tienes llama.cpp instalado, genera con tu fichero:
+#    `llama-cli -m es-base-q4_0.gguf -p "Había una vez" -n 24 --temp 0`, y compáralo con la salida de `q4_0` de la
+#    sección 8. Para cuando sepas decir si las dos continuaciones coinciden y, si no, en qué token se separan.
+# 3. **FP8 con escala.** Convierte a E4M3 la matriz con el atípico de la sección 4 dividida por `max|W| / 448` y
+#    compara su error de `W x` con el de int8 *absmax*. Para cuando tengas los dos números y una frase sobre cuál
+#    sufre más con el atípico.
 #
 # ## Para saber más
 #

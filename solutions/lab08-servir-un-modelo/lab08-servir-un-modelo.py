@@ -11,8 +11,9 @@
 #
 # [![Abrir en Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/llmlab-curso/llmlab/blob/main/labs/lab08-servir-un-modelo/lab08-servir-un-modelo.ipynb)
 #
-# **Capítulo 07** de *Facsímil 03 · Arquitecturas y modelos* · duración estimada: **3 horas** (55 min de lectura
-# y figuras y 2 h 5 min de ejercicios y de la pregunta razonada; cada ejercicio indica su tiempo y su dificultad)
+# **Capítulo 07** de *Facsímil 03 · Arquitecturas y modelos* · duración estimada: **3 horas y media**
+# (75 min de lectura y figuras y 2 h 15 min de ejercicios y de la pregunta razonada; cada ejercicio indica su
+# tiempo y su dificultad)
 #
 # Que un modelo conteste bien a una pregunta en tu portátil no dice casi nada de lo que pasará cuando lo usen
 # cien personas a la vez. Servir un modelo es un problema de memoria (pesos **y** caché KV), de tiempo (el
@@ -27,7 +28,9 @@
 #    por la memoria;
 # 3. medir la caché KV dentro de un motor de inferencia y compararla con la fórmula para MHA, GQA y MQA;
 # 4. comparar lotes estáticos y continuos, y leer p50/p95/p99 de un servidor bajo carga;
-# 5. contar el desperdicio de reservar la caché de forma contigua frente a paginarla en bloques;
+# 5. contar el desperdicio de reservar la caché de forma contigua frente a paginarla en bloques, medir lo que
+#    ahorra compartir un prompt de sistema (caché de prefijos) y lo que el *prefill* a trozos hace al *decode* de
+#    los demás;
 # 6. medir la decodificación especulativa (tasa de aceptación, tokens por pasada) y decidir entre local y nube.
 #
 # **Cómo se trabaja.** Las celdas con `ESCRIBE TU CÓDIGO AQUÍ` son tuyas; en dos ejercicios («encuentra el
@@ -36,6 +39,10 @@
 # enunciado y no solo acertar los ejemplos. No llames a la versión de `llmlab` del mismo cálculo: la
 # comprobación te lo dirá. Las celdas que **miden** esta máquina dan números distintos en cada ejecución; ningún
 # ejercicio depende de ellos.
+#
+# **Predecir y medir.** Antes del experimento de la caché de prefijos (sección 4) hay una celda «Tu predicción»
+# de una línea: escribe tu apuesta antes de ejecutar la medida, que la imprime delante del resultado. No puntúa.
+# Al final, «Para ir más allá» propone tres extensiones opcionales, fuera del tiempo estimado y sin nota.
 #
 # **Cómo se escriben los números.** Los decimales van con punto, como en Python (`7.52`); los miles se separan
 # con un espacio fino (`17 179 869 184`). Un **GB** son 10⁹ bytes y un **GiB**, 2³⁰ bytes; cada frase usa una
@@ -584,6 +591,33 @@ print(f"intensidad del decode: {paso_dec.arithmetic_intensity:.2f} FLOP/B · del
 # de los pesos sirve para `B` tokens y la intensidad se multiplica por `B`: eso es lo que explota un servidor.
 
 # %% [markdown]
+# ### El techo del decode, frente a lo medido
+#
+# En el lab 07 acotamos la velocidad de generar con `tokens/s ≤ ancho de banda / bytes leídos por token`. Aquí
+# tenemos las tres piezas medidas en la misma ejecución: el ancho de banda de lectura de esta CPU (la
+# calibración de arriba), los bytes que lee cada paso de *decode* de es-base (sus pesos en float32, salvo la tabla
+# de *embeddings*, de la que solo se lee una fila, más la caché KV del contexto: `C.decode_step` con eficiencia
+# ideal) y los tokens por segundo medidos. El número que importa es el cociente «medido / techo»: como sale de
+# la misma máquina y la misma ejecución, se puede comparar entre ordenadores aunque los números sueltos no.
+
+# %% tags=["nbval-ignore-output"]
+for n, decode_medido in zip(LONGITUDES_PROMPT, dec_m):
+    bytes_token = C.decode_step(ficha, cpu, "fp32", n, 1, efficiency=C.IDEAL).bytes
+    techo = cpu.bandwidth_bytes_s / bytes_token
+    print(f"contexto {n:3d}: {fmt_bytes(bytes_token, 'MB')} por token · techo {techo:6.0f} tokens/s · "
+          f"medido {1 / decode_medido:6.0f} tokens/s · medido / techo = {1 / decode_medido / techo:.2f}")
+
+# %% [markdown]
+# Lo habitual en es-base es un cociente claramente por debajo de 1: el modelo es tan pequeño que en cada paso pesa
+# mucho el coste fijo de Python y PyTorch por capa, no solo la lectura de sus pocos megabytes. Si en tu máquina sale cerca de
+# 1 o por encima, los pesos caben en la caché del procesador, que es más rápida que la memoria principal cuyo
+# ancho de banda hemos medido: el techo vale para los pesos que vienen de la memoria. En un modelo de miles de
+# millones de parámetros ninguna caché los guarda, y un motor bien hecho se acerca al techo: los perfiles de
+# `llmlab.cost`, ajustados con tablas publicadas de llama.cpp, MLX y vLLM, les atribuyen entre el 81 y el 96 % del
+# ancho de banda de la ficha técnica. Por eso la memoria, y no el cómputo, decide cuántos tokens por segundo da un
+# modelo grande.
+
+# %% [markdown]
 # ### Elegir GPU: la predicción, su banda y el programa que la ejecuta
 #
 # Con los factores de eficiencia, el *roofline* predice la velocidad de un modelo de verdad en un hardware que no
@@ -735,7 +769,63 @@ plt.show()
 # %% [markdown]
 # Paginando, cada petición desperdicia menos de un bloque (29 huecos en total); reservando 4096 por petición se
 # desperdicia el 96.85 %. Esa memoria recuperada son conversaciones que caben a la vez.
+
+# %% [markdown]
+# ### Prefijos compartidos: la caché de prefijos
 #
+# En un servicio de verdad casi todas las peticiones empiezan igual: el mismo *prompt* de sistema, las mismas
+# instrucciones, a veces el mismo documento. La clave y el valor de un token solo dependen de los tokens que
+# tiene delante, así que dos peticiones que comparten sus primeros 96 tokens comparten también la caché KV de
+# esos 96 tokens. El asignador del motor (`prefix_caching=True`, lo que usa `Engine` por defecto) registra cada
+# bloque **lleno** con una huella de todo el prefijo que lo precede; al llegar una petición, busca el prefijo
+# más largo que ya tiene calculado y se salta ese trozo del *prefill*. Solo se comparten bloques enteros: el
+# final a medio llenar se calcula siempre.
+#
+# El experimento: ocho preguntas distintas a un asistente de biblioteca, todas detrás del mismo prompt de
+# sistema. La primera llega sola y las otras siete después, con decodificación voraz; lo repetimos con la caché
+# de prefijos apagada. Antes, apunta tu predicción (no puntúa): ¿qué fracción de los tokens de prompt se
+# ahorra el motor? La celda que mide la imprime antes que el resultado.
+
+# %%
+MI_PREDICCION = ""  # p. ej. "la mitad"
+
+# %%
+print("tu predicción:", MI_PREDICCION.strip() or "(no la has escrito: hazlo antes de mirar el resultado)", "\n")
+SISTEMA = ("Eres el asistente de la biblioteca de la facultad. Respondes en español, con frases cortas y amables, "
+           "y solo sobre préstamos, horarios, salas de estudio y renovaciones. Si no sabes algo, dilo y remite al "
+           "mostrador. Nunca inventes plazos ni normas que no aparezcan en este texto. ")
+PREGUNTAS = ["¿Abrís el sábado?", "¿Puedo renovar un libro?", "¿Hay salas libres?", "¿Cuántos libros me llevo?",
+             "¿Dónde devuelvo un portátil?", "¿Qué pasa si me retraso?", "¿Tenéis impresora?", "¿Puedo comer dentro?"]
+ids_sistema = tokenizador.encode(SISTEMA)
+prompts_biblio = [ids_sistema + tokenizador.encode(p) for p in PREGUNTAS]
+total_prompt = sum(len(p) for p in prompts_biblio)
+print(f"prompt de sistema: {len(ids_sistema)} tokens = {len(ids_sistema) // 16} bloques llenos de 16 "
+      f"+ {len(ids_sistema) % 16} tokens sueltos · {len(PREGUNTAS)} peticiones, {fmt_int(total_prompt)} tokens de prompt en total")
+respuestas_biblio = {}
+for con_cache in (False, True):
+    motor = Engine(modelo, tokenizador, max_num_seqs=8, prefix_caching=con_cache)
+    voraz = SamplingParams(max_tokens=8, temperature=0, stop_token_ids=[tokenizador.vocab_size])
+    salidas = motor.generate(prompts_biblio[:1], [voraz])
+    encontrados = motor.allocator.find_prefix(prompts_biblio[1])
+    salidas += motor.generate(prompts_biblio[1:], [voraz] * 7)
+    respuestas_biblio[con_cache] = [s.token_ids for s in salidas]
+    reutilizados = motor.kv_stats().prefix_hit_tokens
+    print(f"{'con' if con_cache else 'sin'} caché de prefijos: la 2.ª petición encuentra {len(encontrados)} bloques · "
+          f"prompt calculado {fmt_int(motor.prompt_tokens_total)} tokens, reutilizado {fmt_int(reutilizados)} "
+          f"({fmt_pct(reutilizados / total_prompt, 1)} del prefill ahorrado) · reutilizado por petición "
+          f"{[s.metrics.prefix_cached_tokens for s in salidas]}")
+print("las mismas respuestas con y sin caché:", respuestas_biblio[True] == respuestas_biblio[False])
+
+# %% [markdown]
+# Las siete peticiones que llegan después encuentran los bloques llenos del prompt de sistema y solo calculan lo
+# suyo: los tokens sueltos del final del sistema y su pregunta. Las respuestas no cambian, porque las claves y
+# los valores reutilizados son los mismos que se habrían recalculado. El ahorro crece con la parte compartida:
+# con un prompt de sistema de miles de tokens y veinte personas usando el mismo panel de soporte, casi todo el
+# *prefill* desaparece. Dos condiciones: el prefijo tiene que ser **idéntico token a token** (una fecha o un
+# nombre de usuario al principio del prompt lo rompe todo) y los bloques compartidos no se pueden escribir (el
+# motor copia uno antes de modificarlo, *copy-on-write*).
+
+# %% [markdown]
 # ## 5. Lotes: estáticos frente a continuos
 #
 # Un servidor no atiende peticiones de una en una: en cada paso de *decode* avanza un token de **todas** las
@@ -886,6 +976,75 @@ for politica in ("static", "continuous"):
           f"(simulador: {C.simulate_batching(largos, 4, politica).steps} pasos de decode)")
 print(f"lotes continuos / estáticos: {velocidad['continuous'] / velocidad['static']:.1f} veces los tokens por "
       f"segundo de CPU")
+
+# %% [markdown]
+# ### Prefill a trozos: un prompt largo no debe congelar a los demás
+#
+# Con lotes continuos una petición nueva entra en cuanto hay sitio, y su *prefill* va en el mismo paso que el
+# token de *decode* de las que ya están escribiendo. Si el prompt nuevo es largo, ese paso procesa cientos de
+# tokens y dura mucho más que uno normal: todos los usuarios que estaban recibiendo texto ven una pausa. El
+# **prefill a trozos** (*chunked prefill*) pone un tope de tokens por paso (`max_num_batched_tokens`): el prompt
+# largo se lee en trozos a lo largo de varios pasos, y en cada uno de ellos los demás reciben su token.
+#
+# Lo medimos en pasos del motor, no en segundos. Tres peticiones escriben 30 tokens cada una y, antes del sexto
+# paso, llega un prompt de 200 tokens. Para pasar de pasos a tiempo usamos un **reloj simulado** con la forma
+# del *roofline*: cada paso cuesta 1 unidad fija (leer los pesos) más 1/32 de unidad por token que procesa.
+# Comparamos un tope de 256 tokens por paso (el prompt entra de una vez) con uno de 32.
+
+# %%
+def coste_paso(n_tokens):
+    """Reloj simulado: 1 unidad por leer los pesos más 1/32 por token procesado."""
+    return 1 + n_tokens / 32
+
+
+prompt_largo = (tokenizador.encode("La biblioteca abre de lunes a viernes de ocho a nueve. " * 30))[:200]
+trozos = {}
+for tope in (256, 32):
+    motor = Engine(modelo, tokenizador, max_num_seqs=4, max_num_batched_tokens=tope)
+    tokens_por_paso = []
+    planificar = motor.scheduler.schedule
+
+    def planificar_y_contar(planificar=planificar, cuenta=tokens_por_paso):
+        plan = planificar()
+        cuenta.append(sum(seg.n_tokens for seg in plan.segments))
+        return plan
+
+    motor.scheduler.schedule = planificar_y_contar
+    escribir = SamplingParams(max_tokens=30, temperature=0, stop_token_ids=[tokenizador.vocab_size])
+    cortas = {motor.add_request("Había una vez", escribir).request_id for _ in range(3)}
+    reloj, llegada, instantes = 0.0, None, {}
+    while motor.has_unfinished():
+        if motor.num_steps == 5 and llegada is None:
+            larga = motor.add_request(prompt_largo, SamplingParams(max_tokens=10, temperature=0,
+                                                                  stop_token_ids=[tokenizador.vocab_size])).request_id
+            llegada = reloj
+        salidas = motor.step()
+        reloj += coste_paso(tokens_por_paso[-1])
+        for s in salidas:
+            instantes.setdefault(s.request_id, []).extend([reloj] * len(s.new_token_ids))
+    pausa = max(b - a for r in cortas for a, b in zip(instantes[r], instantes[r][1:]))
+    trozos[tope] = tokens_por_paso
+    print(f"tope {tope:3d}: {motor.num_steps} pasos, el más grande con {max(tokens_por_paso)} tokens · "
+          f"pausa más larga de los que escriben {pausa:.2f} unidades · primer token del prompt largo "
+          f"{instantes[larga][0] - llegada:.2f} unidades después de llegar · todo termina en {reloj:.2f}")
+
+fig, ax = plt.subplots(figsize=(7, 3))
+for tope, estilo in ((256, "o-"), (32, "s-")):
+    ax.plot(range(1, len(trozos[tope]) + 1), trozos[tope], estilo, markersize=3, label=f"tope de {tope} tokens")
+ax.set_xlabel("paso del motor")
+ax.set_ylabel("tokens procesados")
+ax.set_title("Un prompt de 200 tokens llega en el paso 6", fontsize=10)
+ax.legend()
+plt.show()
+
+# %% [markdown]
+# Sin tope, el paso en que entra el prompt procesa más de 200 tokens y los tres que escribían esperan un paso más
+# de seis veces más caro que uno normal. Con un tope de 32 el prompt se reparte en siete pasos, nadie espera más
+# de dos unidades y el texto sigue saliendo al mismo ritmo. El conjunto termina a la vez, porque los trozos del
+# prompt viajan en pasos que iban a darse de todas formas. Lo que se paga es el primer token del prompt largo,
+# que llega casi al doble de tiempo: su prompt tarda siete pasos en leerse. Es el intercambio del capítulo: una
+# técnica que mejora la latencia entre tokens de todos puede empeorar el TTFT de uno; por eso el tope se elige
+# mirando los percentiles de las dos cosas, no una media.
 
 # %% [markdown]
 # ### Percentiles: lo que siente el usuario
@@ -1297,7 +1456,7 @@ detecta("«continuo» que espera al más largo", lambda: check_equal(
     C.simulate_batching([8, 2, 2, 2], 2, "static").steps, 8, what="pasos con lotes continuos"))
 
 # %% [markdown]
-# ## 9. Pregunta para razonar (corrección manual · 3 puntos · ~15 min)
+# ## 9. Pregunta para razonar (corrección manual · 3 puntos · ~25 min)
 #
 # Una cadena de almacenes quiere un asistente para sus terminales de mano: el operario hace una foto de una caja
 # dañada y el asistente redacta una incidencia corta. Hay tres diseños sobre la mesa: (A) una API externa con un
@@ -1405,7 +1564,25 @@ else:
 # - La p95 y la p99 son lo que siente el usuario; la media no es un percentil.
 # - La decodificación especulativa avanza `(1 − α^(γ+1)) / (1 − α)` tokens por pasada del objetivo, pero solo
 #   acelera si el borrador es mucho más barato: mídelo.
+# - El techo del *decode* es `ancho de banda / bytes leídos por token`; en es-base lo medido se queda lejos, porque
+#   manda el coste fijo por capa.
+# - La caché de prefijos reutiliza los bloques llenos de un prompt de sistema común (672 de 855 tokens de prompt
+#   en el ejemplo de la biblioteca) sin cambiar las respuestas; el *prefill* a trozos reparte un prompt largo
+#   entre pasos, de modo que los demás no esperan (pausa de 2 unidades frente a 7.34) a cambio del TTFT del largo.
 # - El *edge* es una decisión de producto: primero ver si cabe, después red, privacidad, coste y mantenimiento.
+#
+# ## Para ir más allá (opcional, sin nota)
+#
+# 1. **Un prefijo que casi coincide.** Repite el experimento de la biblioteca poniendo la fecha de hoy al
+#    **principio** del prompt de sistema de cada petición (una fecha distinta para cada una) y después al
+#    **final**. Para cuando tengas los dos porcentajes de *prefill* ahorrado y sepas explicar la diferencia con
+#    la huella de cada bloque.
+# 2. **El tope del prefill a trozos.** Repite el experimento del prompt largo con topes de 8, 16, 64 y 128 tokens
+#    y dibuja la pausa más larga de los que escriben frente al primer token del prompt largo (reloj simulado).
+#    Para cuando tengas la curva de cinco puntos y hayas elegido un tope razonado.
+# 3. **El techo con un modelo que no quepa en caché.** Crea un `Transformer` con pesos aleatorios de unos 200 MB
+#    (sube `d_model` y `n_layers` de `cfg`) y repite la medida del techo de la sección 3 con él. Para cuando
+#    tengas el cociente «medido / techo» de los dos modelos y una frase sobre qué lo acerca a 1.
 #
 # ## Para saber más
 #

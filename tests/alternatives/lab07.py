@@ -147,6 +147,53 @@ ALTERNATIVES = {
             "    return np.clip(q, -qmax, qmax).astype(np.int8), s.reshape(m, n // group_size)\n"
         ),
     },
+    "quantize_affine": {
+        "loop with round() and min/max": (
+            "def quantize_affine(w, bits=8):\n"
+            "    if type(bits) is not int or bits < 2 or bits > 8:\n"
+            "        raise ValueError('bits')\n"
+            "    arr = np.array(w, dtype=float)\n"
+            "    plano = arr.ravel().tolist()\n"
+            "    lo = min(min(plano), 0.0)\n"
+            "    hi = max(max(plano), 0.0)\n"
+            "    top = 2 ** bits - 1\n"
+            "    if hi == lo:\n"
+            "        return np.zeros(arr.shape, dtype=np.uint8), 0.0, 0\n"
+            "    s = (hi - lo) / top\n"
+            "    z = round(-lo / s)\n"
+            "    codigos = [max(0, min(top, round(v / s) + z)) for v in plano]\n"
+            "    return np.array(codigos, dtype=np.uint8).reshape(arr.shape), float(s), int(z)\n"
+        ),
+        "rint of w/scale + z, float32 kept for float32 input": (
+            "def quantize_affine(w, bits=8):\n"
+            "    if bits not in range(2, 9) or isinstance(bits, (bool, float)):\n"
+            "        raise ValueError('bits')\n"
+            "    x = np.asarray(w)\n"
+            "    x = x.astype(np.float64) if x.dtype != np.float32 else x.copy()\n"
+            "    lo, hi = np.minimum(x.min(), 0), np.maximum(x.max(), 0)\n"
+            "    n = (1 << bits) - 1\n"
+            "    scale = float((hi - lo) / n)\n"
+            "    if scale == 0.0:\n"
+            "        return np.zeros(x.shape, np.uint8), 0.0, 0\n"
+            "    zp = int(np.rint(-float(lo) / scale))\n"
+            "    return np.rint(x / x.dtype.type(scale) + zp).clip(0, n).astype(np.uint8), scale, zp\n"
+        ),
+        "dictionary of ranges and where": (
+            "def quantize_affine(w, bits=8):\n"
+            "    niveles = {b: 2**b - 1 for b in range(2, 9)}\n"
+            "    if isinstance(bits, bool) or bits not in niveles or int(bits) != bits or not isinstance(bits, int):\n"
+            "        raise ValueError('bits')\n"
+            "    v = np.array(w, dtype=np.float64, copy=True)\n"
+            "    inferior = min(0.0, float(np.min(v)))\n"
+            "    superior = max(0.0, float(np.max(v)))\n"
+            "    paso = (superior - inferior) / niveles[bits]\n"
+            "    seguro = paso if paso > 0 else 1.0\n"
+            "    cero = int(np.round(-inferior / seguro))\n"
+            "    q = np.where(v == v, np.round(v / seguro) + cero, 0)\n"
+            "    q = np.minimum(np.maximum(q, 0), niveles[bits])\n"
+            "    return q.astype(np.uint8), float(paso), cero\n"
+        ),
+    },
     "pack_q4_0": {
         "byte by byte with struct": (
             "import struct as _struct\n"

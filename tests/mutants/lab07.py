@@ -17,6 +17,7 @@ REFERENCES = {
     "quant_report": "Q.quant_report",
     "quantize_rows": "Q.quantize_absmax",
     "quantize_groups": "Q.quantize_groupwise",
+    "quantize_affine": "Q.quantize_affine",
     "pack_q4_0": "Q.quantize_q4_0",
     "unpack_q4_0": "Q.dequantize_q4_0",
     "error_after_quantization": "Q.relative_matvec_error",
@@ -158,6 +159,38 @@ _GROUPS_OK = dict(
 
 
 _groups = partial(_fill, _GROUPS, _GROUPS_OK)
+
+
+# ----------------------------------------------------------------------------------------------
+# quantize_affine
+# ----------------------------------------------------------------------------------------------
+
+_AFFINE = """
+def quantize_affine(w, bits=8):
+    {check}
+    w = {convert}
+    levels = {levels}
+    lo, hi = {range}
+    scale = {scale}
+    if scale == 0:
+        return np.zeros(w.shape, dtype=np.uint8), 0.0, 0
+    zero_point = {zero}
+    q = {codes}
+    return {ret}
+"""
+_AFFINE_OK = dict(
+    check="if isinstance(bits, bool) or not isinstance(bits, int) or not 2 <= bits <= 8:\n        raise ValueError('bits')",
+    convert="np.asarray(w, dtype=float)",
+    levels="2**bits - 1",
+    range="min(float(w.min()), 0.0), max(float(w.max()), 0.0)",
+    scale="(hi - lo) / levels",
+    zero="int(np.round(-lo / scale))",
+    codes="np.clip(np.round(w / scale) + zero_point, 0, levels).astype(np.uint8)",
+    ret="q, scale, zero_point",
+)
+
+
+_affine = partial(_fill, _AFFINE, _AFFINE_OK)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -318,6 +351,49 @@ MUTANTS = {
                                                            ret="np.pad(q.reshape(m, -1), ((0, 0), (0, n % group_size))), scales"),
         "scales flattened": _groups(ret="q.reshape(m, n), scales.ravel()"),
         "codes as floats": _groups(ret="q.reshape(m, n).astype(float), scales"),
+    },
+    "quantize_affine": {
+        "zero point truncated (int)": _affine(zero="int(-lo / scale)"),
+        "zero point with ceil": _affine(zero="int(np.ceil(-lo / scale))"),
+        "zero point not rounded (float)": _affine(zero="-lo / scale"),
+        "zero point as a NumPy integer": _affine(zero="np.round(-lo / scale).astype(np.int64)"),
+        "zero point as a float": _affine(zero="float(np.round(-lo / scale))"),
+        "zero point rounded half up": _affine(zero="int(np.floor(-lo / scale + 0.5))"),
+        "zero point from the top of the range": _affine(zero="int(np.round(hi / scale))"),
+        "zero point subtracted": _affine(codes="np.clip(np.round(w / scale) - zero_point, 0, levels).astype(np.uint8)"),
+        "clip to 2**bits (one too many)": _affine(codes="np.clip(np.round(w / scale) + zero_point, 0, 2**bits).astype(np.uint8)"),
+        "no clip": _affine(codes="(np.round(w / scale) + zero_point).astype(np.uint8)"),
+        "clip to the signed range": _affine(codes="np.clip(np.round(w / scale) + zero_point, -128, 127).astype(np.uint8)"),
+        "clip after the uint8 cast": _affine(codes="np.clip((np.round(w / scale) + zero_point).astype(np.int64).astype(np.uint8), 0, levels)"),
+        "codes as int8": _affine(codes="np.clip(np.round(w / scale) + zero_point, 0, levels).astype(np.int8)"),
+        "codes as int64": _affine(codes="np.clip(np.round(w / scale) + zero_point, 0, levels).astype(np.int64)"),
+        "codes as floats": _affine(codes="np.clip(np.round(w / scale) + zero_point, 0, levels)"),
+        "codes truncated": _affine(codes="np.clip(np.trunc(w / scale) + zero_point, 0, levels).astype(np.uint8)"),
+        "range without 0 (raw min and max)": _affine(range="float(w.min()), float(w.max())"),
+        "symmetric range ±max|w|": _affine(range="-float(np.abs(w).max()), float(np.abs(w).max())"),
+        "levels 2**bits": _affine(levels="2**bits"),
+        "levels of the signed grid": _affine(levels="2 ** (bits - 1) - 1"),
+        "ignores bits": _affine(levels="255"),
+        "no ValueError for bits": _affine(check="pass"),
+        "accepts non-integer bits": _affine(check="if not 2 <= bits <= 8:\n        raise ValueError('bits')"),
+        "scale as a 0-d array": _affine(scale="np.asarray((hi - lo) / levels)"),
+        "no special case for an all-zero tensor": (
+            "def quantize_affine(w, bits=8):\n"
+            "    if isinstance(bits, bool) or not isinstance(bits, int) or not 2 <= bits <= 8:\n"
+            "        raise ValueError('bits')\n"
+            "    w = np.asarray(w, dtype=float)\n"
+            "    levels = 2**bits - 1\n"
+            "    lo, hi = min(float(w.min()), 0.0), max(float(w.max()), 0.0)\n"
+            "    scale = (hi - lo) / levels\n"
+            "    zero_point = int(np.round(-lo / scale))\n"
+            "    q = np.clip(np.round(w / scale) + zero_point, 0, levels).astype(np.uint8)\n"
+            "    return q, scale, zero_point\n"
+        ),
+        "returns (q, zero_point, scale)": _affine(ret="q, zero_point, scale"),
+        "modifies its input": _affine(
+            convert="w if isinstance(w, np.ndarray) and w.dtype == float else np.asarray(w, dtype=float)",
+            codes="np.clip(np.round(np.divide(w, scale, out=w)) + zero_point, 0, levels).astype(np.uint8)",
+        ),
     },
     "pack_q4_0": {
         "nibbles of neighbours (j, j+1)": _pack(nibbles="c[0::2] | (c[1::2] << 4)"),
