@@ -138,8 +138,8 @@ LONGITUDES = [128, 256, 512, 1024, 2048]  # longitudes de secuencia en la medida
 #
 # ### Ejercicio 1 · `palanca`, `nivel` y `familia` (3 puntos · dificultad ★☆☆ · ~15 min)
 #
-# Escribe tres funciones que reciben un nombre (`str`, sin importar mayúsculas ni espacios alrededor) y
-# devuelven su etiqueta (`str`, en minúsculas y escrita exactamente como aquí):
+# Escribe tres funciones que reciben un nombre (`str`, sin importar mayúsculas ni espacios, tabuladores o saltos de
+# línea alrededor) y devuelven su etiqueta (`str`, en minúsculas y escrita exactamente como aquí):
 #
 # - `palanca(tecnica)` → `"capacidad"`, `"proceso"` o `"entrada"`, para: mezcla de expertos, enrutador top-k,
 #   parámetros activos, cadena de pensamiento, autoconsistencia, árbol de pensamientos, verificación con
@@ -232,6 +232,9 @@ with hidden("palanca, nivel y familia: todos los elementos de las tablas"):
             for i, (nombre, etiqueta) in enumerate(tabla.items()):
                 variante = [nombre, nombre.upper(), f"  {nombre.title()} "][i % 3]
                 check_equal(checked_call(funcion, variante), etiqueta, what=f"{funcion.__name__}({variante!r})")
+        for funcion, nombre, etiqueta in [(palanca, "\tAutoconsistencia\n", "proceso"), (nivel, "\nMoE\t", "arquitectura neuronal"),
+                                          (familia, " \tViT\n", "vision transformer")]:
+            check_equal(checked_call(funcion, nombre), etiqueta, what=f"{funcion.__name__}({nombre!r})")
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -336,7 +339,9 @@ with hidden("enrutar: casos aleatorios, empates, permutaciones de W_r y errores"
     x_p, W_p = rng_t.normal(size=4), rng_t.normal(size=(8, 4))
     with reference_blocked(*REFERENCIAS):
         for x_h, W_h, k, (idx_e, pesos_e) in casos:
-            idx_h, pesos_h = checked_call(enrutar, x_h, W_h, k)
+            resultado = checked_call(enrutar, x_h, W_h, k)
+            check_true(isinstance(resultado, tuple) and len(resultado) == 2, "enrutar debe devolver una tupla (indices, pesos)")
+            idx_h, pesos_h = resultado
             check_array(idx_h, dtype="int", shape=(k,))
             check_equal(idx_h, idx_e)
             check_close(pesos_h, pesos_e, atol=1e-6, rtol=1e-5)
@@ -493,7 +498,7 @@ for i, bloque in enumerate(mini_moe.blocks):
 # ### Ejercicio 4 · `parametros_moe`, encuentra el error (2 puntos · dificultad ★☆☆ · ~8 min)
 #
 # `parametros_moe(compartidos, por_experto, n_expertos, k)` debe devolver un diccionario con las claves
-# `"total"`, `"activos"` y `"fraccion_activa"` (tres floats) según las dos fórmulas de arriba, y lanzar
+# `"total"`, `"activos"` y `"fraccion_activa"` (tres `float`, también con argumentos enteros) según las dos fórmulas de arriba, y lanzar
 # `ValueError` si `k < 1` o `k > n_expertos`. La versión de la celda comete el error más típico del capítulo al
 # comparar modelos: con los números de Mixtral (`S = 1.667e9`, `E = 5.667e9`) no le salen los 13e9 activos.
 # Ejecuta su comprobación, encuentra el error y corrígelo.
@@ -552,7 +557,10 @@ with hidden("parametros_moe: otros modelos, k = n y errores"):
             r = checked_call(parametros_moe, S_h, E_h, n_h, k_h)
             check_close([r["total"], r["activos"], r["fraccion_activa"]], [e["total"], e["active"], e["active_fraction"]],
                         rtol=1e-6, atol=1e-9)
-        check_close(checked_call(parametros_moe, 2, 3, 4, 4)["fraccion_activa"], 1.0, atol=1e-7)
+        r_int = checked_call(parametros_moe, 2, 3, 4, 4)
+        check_true(all(isinstance(r_int[c], float) for c in ("total", "activos", "fraccion_activa")),
+                   "los tres valores deben ser float, también con argumentos enteros")
+        check_close([r_int["total"], r_int["activos"], r_int["fraccion_activa"]], [14.0, 14.0, 1.0], atol=1e-7)
         check_close(checked_call(parametros_moe, 0, 10, 256, 8)["fraccion_activa"], 8 / 256, atol=1e-7)
         check_raises(lambda: parametros_moe(1.0, 1.0, 4, 0), ValueError)
         check_raises(lambda: parametros_moe(1.0, 1.0, 4, 5), ValueError)
@@ -563,8 +571,8 @@ with hidden("parametros_moe: otros modelos, k = n y errores"):
 #
 # Los fabricantes publican el total y los activos, no `S` ni `E`. Pero con dos ecuaciones y dos incógnitas se
 # despejan: restándolas, `total − activos = (n − k)·E`. Escribe `reparto_moe(total, activos, n_expertos, k)`,
-# que devuelve la tupla `(S, E)` (floats) y lanza `ValueError` si `k >= n_expertos` (no hay nada que
-# despejar), si `activos > total` o si sale un `S` negativo.
+# que devuelve la tupla `(S, E)` (dos `float`, también con argumentos enteros) y lanza `ValueError` si
+# `k >= n_expertos` (no hay nada que despejar), si `activos > total` o si sale un `S` negativo (`S = 0` vale).
 
 # %% nbgrader={"grade_id": "reparto_moe", "solution": true}
 def reparto_moe(total, activos, n_expertos, k):
@@ -617,6 +625,11 @@ with hidden("reparto_moe: ida y vuelta con parametros_moe, y errores"):
         for total_h, activos_h, n_h, k_h, esperado in casos:
             check_close(checked_call(reparto_moe, total_h, activos_h, n_h, k_h), esperado, rtol=1e-6, atol=1.0)
         check_close(checked_call(reparto_moe, 10, 10, 4, 1), [10.0, 0.0], atol=1e-6)
+        check_close(checked_call(reparto_moe, 8e9, 2e9, 8, 2), [0.0, 1e9], rtol=1e-9, atol=1.0)  # S = 0 exacto
+        r_int = checked_call(reparto_moe, 20, 8, 4, 1)
+        check_true(isinstance(r_int, tuple) and len(r_int) == 2 and all(isinstance(v, float) for v in r_int),
+                   "reparto_moe debe devolver una tupla de dos float, también con argumentos enteros")
+        check_close(r_int, [4.0, 4.0], atol=1e-9)
         check_raises(lambda: reparto_moe(13e9, 47e9, 8, 2), ValueError)
         check_raises(lambda: reparto_moe(47e9, 1e9, 8, 2), ValueError)
         check_raises(lambda: reparto_moe(47e9, 13e9, 4, 5), ValueError)
@@ -859,6 +872,8 @@ with hidden("perdida_balanceo: igual que transformers en casos aleatorios"):
             check_number(obtenido, kind="float")
             check_close(obtenido, esperado, atol=1e-6, rtol=1e-5)
         check_close(checked_call(perdida_balanceo, np.zeros((3, 6)).tolist(), 4), 4.0, atol=1e-6)
+        # empate en la primera fila: gana el experto 0, y su P media no es la del experto 1
+        check_close(checked_call(perdida_balanceo, [[1.0, 1.0, 0.0], [2.0, 0.0, 0.0]], 1), 1.813957, atol=1e-6)
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -1252,7 +1267,7 @@ with hidden("voto_razonado: votaciones aleatorias, empates, tuplas de entrada, t
 #
 # Escribe `prob_mayoria(p, M)`, que devuelve esa probabilidad (`float`, también cuando `p` llega como el entero
 # `0` o `1`). Lanza `ValueError` si `p` no está en
-# `[0, 1]` o si `M` no es un entero impar positivo. Con `p = 0.6` y `M = 5` sale 0.68256. `math.comb(M, j)`
+# `[0, 1]` (un `nan` tampoco lo está) o si `M` no es un entero impar positivo. Con `p = 0.6` y `M = 5` sale 0.68256. `math.comb(M, j)`
 # calcula el número combinatorio.
 
 # %% nbgrader={"grade_id": "prob_mayoria", "solution": true}
@@ -1300,7 +1315,7 @@ with hidden("prob_mayoria: otros p y M, extremos y errores"):
             obtenido = checked_call(prob_mayoria, p_h, M_h)
             check_true(isinstance(obtenido, float), "debe devolver un float (también con p entero)")
             check_close(obtenido, esperado, atol=2e-6, rtol=1e-5)
-        for mal in [(1.5, 3), (-0.1, 3), (0.5, 0), (0.5, -3), (0.5, 2), (0.5, 3.0), (0.5, 2.5)]:
+        for mal in [(1.5, 3), (-0.1, 3), (float("nan"), 3), (0.5, 0), (0.5, -3), (0.5, 2), (0.5, 3.0), (0.5, 2.5)]:
             check_raises(lambda mal=mal: prob_mayoria(*mal), ValueError)
 ### END HIDDEN TESTS
 
@@ -1391,7 +1406,7 @@ print(f"árbol con poda: {cuenta_arbol['estados']} estados evaluados;",
 #
 # Escribe `hora_de_empezar(reunion, antes=10, trayecto=25, preparacion=15)`: `reunion` es una hora
 # `"HH:MM"` de 24 horas y los otros tres argumentos son minutos (enteros). Devuelve la hora de empezar como
-# texto `"HH:MM"` con dos cifras en horas y minutos, dando la vuelta a medianoche si hace falta (empezar
+# texto `"HH:MM"` con dos cifras en horas y minutos, dando la vuelta a medianoche las veces que haga falta (empezar
 # 45 minutos antes de las 00:20 es a las 23:35 del día anterior). Lanza `ValueError` si algún número de
 # minutos es negativo.
 
@@ -1449,6 +1464,8 @@ with hidden("hora_de_empezar: horas aleatorias, medianoche y vuelta atrás"):
         check_equal(checked_call(hora_de_empezar, "00:00", 1, 0, 0), "23:59")
         check_equal(checked_call(hora_de_empezar, "12:00", preparacion=60, antes=0, trayecto=0), "11:00")
         check_equal(checked_call(hora_de_empezar, "07:05", 300, 300, 300), "16:05")
+        check_equal(checked_call(hora_de_empezar, "01:00", 1510, 0, 0), "23:50")  # un día y 70 minutos
+        check_equal(checked_call(hora_de_empezar, "00:10", 1440, 1440, 11), "23:59")  # dos días y 11 minutos
         check_raises(lambda: hora_de_empezar("16:00", 0, -1, 0), ValueError)
         check_raises(lambda: hora_de_empezar("16:00", 0, 0, -30), ValueError)
 ### END HIDDEN TESTS
@@ -1538,7 +1555,7 @@ with hidden("similitud_coseno: escala, vectores aleatorios, float32 y errores"):
     with reference_blocked(*REFERENCIAS):
         for v_h, t_h, esperado in casos:
             obtenido = checked_call(similitud_coseno, v_h, t_h)
-            check_number(obtenido, kind="float")
+            check_true(isinstance(obtenido, float), f"debe devolver un float de Python, no {type(obtenido).__name__}")
             check_close(obtenido, esperado, atol=1e-6)
             check_close(checked_call(similitud_coseno, 1000 * v_h, 0.01 * t_h), esperado, atol=1e-6)
             check_close(checked_call(similitud_coseno, v_h.astype(np.float32), t_h.astype(np.float32)), esperado, atol=1e-5)
@@ -1581,7 +1598,7 @@ plt.show()
 #
 # ### Ejercicio 14 · `parchear` (2 puntos · dificultad ★★★ · ~15 min)
 #
-# Escribe `parchear(imagen, p=16)`: `imagen` es un array `(H, W, C)` y el resultado, un array de NumPy de
+# Escribe `parchear(imagen, p=16)`: `imagen` es un array `(H, W, C)` (de floats o de enteros) y el resultado, un array de NumPy de
 # floats de forma `(H/p · W/p, p·p·C)`. Los parches van por filas desde la esquina superior izquierda (primero
 # el de arriba a la izquierda, luego el de su derecha…) y cada parche se aplana en el orden de la imagen:
 # `parche.reshape(-1)`, con `parche = imagen[f*p:(f+1)*p, c*p:(c+1)*p, :]`. Lanza `ValueError` si `p` no
@@ -1639,11 +1656,16 @@ with hidden("parchear: imágenes rectangulares, otros p, un canal y errores"):
     for H, W, Cn, p in [(32, 48, 3, 16), (6, 4, 2, 2), (9, 6, 1, 3), (8, 8, 4, 8), (5, 5, 3, 1)]:
         img = rng_t.normal(size=(H, W, Cn))
         casos.append((img, p, MM.patchify(img, p)))
+    img_int = np.arange(4 * 6 * 2).reshape(4, 6, 2)  # una imagen de enteros: la salida sigue siendo de floats
+    esperado_int = MM.patchify(img_int.astype(float), 2)
     with reference_blocked(*REFERENCIAS):
         for img, p, esperado in casos:
             obtenido = checked_call(parchear, img, p)
             check_array(obtenido, dtype="float", shape=esperado.shape)
             check_close(obtenido, esperado, atol=1e-6, rtol=1e-6)
+        obtenido = checked_call(parchear, img_int, 2)
+        check_array(obtenido, dtype="float", shape=(6, 8))
+        check_close(obtenido, esperado_int, atol=0)
         check_raises(lambda: parchear(np.zeros((16, 20, 3)), 16), ValueError)
         check_raises(lambda: parchear(np.zeros((12, 12, 3)), 5), ValueError)
 ### END HIDDEN TESTS
@@ -1737,7 +1759,7 @@ print(f"la imagen ocupa {u_proyectado.shape[0]} de las {secuencia.shape[0]} posi
 # ### Ejercicio 15 · `recurrencia_lineal` (2 puntos · dificultad ★★☆ · ~10 min)
 #
 # Escribe `recurrencia_lineal(x, a)`: `x` es una matriz `(n, d)` (una fila por token) y `a` un número o un
-# vector de longitud `d`. Devuelve un array de NumPy de floats `(n, d)` con todos los estados
+# vector de longitud `d`. Devuelve un array de NumPy de floats `(n, d)` (también si `x` es de enteros) con todos los estados
 # `h_0, …, h_{n−1}`. No modifiques `x`.
 
 # %% nbgrader={"grade_id": "recurrencia_lineal", "solution": true}
@@ -1797,6 +1819,9 @@ with hidden("recurrencia_lineal: entradas aleatorias, a por canal, listas y un s
             check_array(obtenido, dtype="float", shape=esperado.shape)
             check_close(obtenido, esperado, atol=1e-6, rtol=1e-6)
         check_close(checked_call(recurrencia_lineal, [[1.0], [1.0], [1.0]], 0.5), [[1.0], [1.5], [1.75]], atol=1e-6)
+        obtenido = checked_call(recurrencia_lineal, np.array([[1], [1], [1]]), 0.5)  # x de enteros
+        check_array(obtenido, dtype="float", shape=(3, 1))
+        check_close(obtenido, [[1.0], [1.5], [1.75]], atol=1e-6)
 ### END HIDDEN TESTS
 
 # %% [markdown]

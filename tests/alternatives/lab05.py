@@ -133,17 +133,17 @@ def parametros_moe(compartidos, por_experto, n_expertos, k):
 def parametros_moe(compartidos, por_experto, n_expertos, k):
     if not 1 <= k <= n_expertos:
         raise ValueError("k")
-    total = compartidos + n_expertos * por_experto
+    total = float(compartidos + n_expertos * por_experto)
     activos = total - (n_expertos - k) * por_experto
     return dict(total=total, activos=activos, fraccion_activa=activos / total)
 ''',
-        "enteros y división al final": '''
+        "enteros hasta el final, float al guardar": '''
 def parametros_moe(compartidos, por_experto, n_expertos, k):
     if k > n_expertos or k < 1:
         raise ValueError("k")
     resultado = {}
-    resultado["total"] = compartidos + por_experto * n_expertos
-    resultado["activos"] = compartidos + por_experto * k
+    resultado["total"] = float(compartidos + por_experto * n_expertos)
+    resultado["activos"] = float(compartidos + por_experto * k)
     resultado["fraccion_activa"] = resultado["activos"] / resultado["total"]
     return resultado
 ''',
@@ -347,7 +347,7 @@ def prob_mayoria(p, M):
 ''',
         "1 menos la cola de los fallos": '''
 def prob_mayoria(p, M):
-    if p < 0 or p > 1:
+    if p < 0 or p > 1 or math.isnan(p):
         raise ValueError("p")
     if type(M) is not int or M <= 0 or M % 2 != 1:
         raise ValueError("M")
@@ -474,3 +474,143 @@ def recurrencia_lineal(x, a):
 ''',
     },
 }
+
+
+# ---------------------------------------------------------------- audit 2026-12: valid answers written from the statements
+
+_AUDIT = {
+    "enrutar": {
+        "float32 throughout, top-k by repeated max": '''
+def enrutar(x, W_r, k=2):
+    x = np.asarray(x, dtype=np.float32)
+    W_r = np.asarray(W_r, dtype=np.float32)
+    if W_r.ndim != 2 or W_r.shape[1] != len(x) or not 1 <= k <= W_r.shape[0]:
+        raise ValueError("formas o k")
+    s = W_r @ x
+    g = np.exp(s - np.max(s))
+    g = g / np.sum(g)
+    libres = list(range(len(g)))
+    elegidos = []
+    for _ in range(k):
+        mejor = libres[0]
+        for i in libres:
+            if g[i] > g[mejor]:
+                mejor = i
+        elegidos.append(mejor)
+        libres.remove(mejor)
+    pesos = g[elegidos] / np.sum(g[elegidos])
+    return np.array(elegidos), pesos
+''',
+    },
+    "reparto_moe": {
+        "S from the total equation": '''
+def reparto_moe(total, activos, n_expertos, k):
+    if n_expertos - k <= 0:
+        raise ValueError("k")
+    if total < activos:
+        raise ValueError("activos")
+    E = (total - activos) / (n_expertos - k)
+    S = total - n_expertos * E
+    if S < 0 and not math.isclose(S, 0.0, abs_tol=1e-6 * total):
+        raise ValueError("S negativo")
+    return (float(max(S, 0.0)), float(E))
+''',
+    },
+    "carga_expertos": {
+        "pure Python over lists": '''
+def carga_expertos(logits_router, k):
+    filas = [[float(v) for v in fila] for fila in logits_router]
+    n = len(filas[0])
+    cuentas = [0] * n
+    for fila in filas:
+        orden = sorted(range(n), key=lambda i: (-fila[i], i))
+        for i in orden[:k]:
+            cuentas[i] += 1
+    return np.array([c / (len(filas) * k) for c in cuentas])
+''',
+    },
+    "perdida_balanceo": {
+        "float32 with the sums written as loops": '''
+def perdida_balanceo(logits_router, k):
+    L = np.asarray(logits_router, dtype=np.float32)
+    T, n = L.shape
+    P = np.zeros(n, dtype=np.float32)
+    f = np.zeros(n, dtype=np.float32)
+    for fila in L:
+        e = np.exp(fila - fila.max())
+        P += e / e.sum()
+        for i in sorted(range(n), key=lambda i: (-fila[i], i))[:k]:
+            f[i] += 1
+    total = np.float32(0)
+    for i in range(n):
+        total += (f[i] / T) * (P[i] / T)
+    return float(n * total)
+''',
+    },
+    "prob_mayoria": {
+        "float32, ascending j, terms from logs": '''
+def prob_mayoria(p, M):
+    if not (p >= 0 and p <= 1):
+        raise ValueError("p")
+    if not isinstance(M, int) or M <= 0 or M % 2 != 1:
+        raise ValueError("M")
+    if p == 0 or p == 1:
+        return float(p)
+    lp, lq = np.float32(math.log(p)), np.float32(math.log1p(-p))
+    total = np.float32(0)
+    for j in range(M // 2 + 1, M + 1):
+        lc = np.float32(math.lgamma(M + 1) - math.lgamma(j + 1) - math.lgamma(M - j + 1))
+        total += np.exp(lc + np.float32(j) * lp + np.float32(M - j) * lq)
+    return float(total)
+''',
+        "float32 products, np.sum of the array": '''
+def prob_mayoria(p, M):
+    if not 0 <= p <= 1:
+        raise ValueError("p")
+    if not isinstance(M, int) or M < 1 or M % 2 == 0:
+        raise ValueError("M")
+    j = np.arange(M // 2 + 1, M + 1)
+    c = np.array([math.comb(M, int(i)) for i in j], dtype=np.float32)
+    p32 = np.float32(p)
+    return float(np.sum(c * np.power(p32, j) * np.power(np.float32(1) - p32, M - j), dtype=np.float32))
+''',
+    },
+    "hora_de_empezar": {
+        "modulo after every step": '''
+def hora_de_empezar(reunion, antes=10, trayecto=25, preparacion=15):
+    if any(m < 0 for m in (antes, trayecto, preparacion)):
+        raise ValueError("minutos negativos")
+    h, m = reunion.split(":")
+    minutos = int(h) * 60 + int(m)
+    for paso in (antes, trayecto, preparacion):
+        minutos = (minutos - paso) % 1440
+    return "{:02d}:{:02d}".format(*divmod(minutos, 60))
+''',
+    },
+    "recurrencia_lineal": {
+        "lists in, pure Python loops": '''
+def recurrencia_lineal(x, a):
+    filas = [[float(v) for v in fila] for fila in np.asarray(x).tolist()]
+    d = len(filas[0])
+    coef = [float(a)] * d if np.ndim(a) == 0 else [float(v) for v in a]
+    h = [0.0] * d
+    salida = []
+    for fila in filas:
+        h = [coef[c] * h[c] + fila[c] for c in range(d)]
+        salida.append(h)
+    return np.array(salida, dtype=float)
+''',
+    },
+    "parchear": {
+        "patches gathered with np.stack of slices": '''
+def parchear(imagen, p=16):
+    img = np.array(imagen, dtype=np.float64)
+    H, W, C = img.shape
+    if H % p != 0 or W % p != 0:
+        raise ValueError("p")
+    return np.stack([img[f:f + p, c:c + p].ravel() for f in range(0, H, p) for c in range(0, W, p)])
+''',
+    },
+}
+for _answer, _by_name in _AUDIT.items():
+    ALTERNATIVES[_answer].update(_by_name)

@@ -152,11 +152,11 @@ def lora_param_count(d_out, d_in, r):
     forma_A, forma_B = (r, d_in), (d_out, r)
     return forma_A[0] * forma_A[1] + forma_B[0] * forma_B[1]
 """,
-        "con numpy (np.int64)": """
+        "con numpy, convertido a int al final": """
 def lora_param_count(d_out, d_in, r):
     if r < 0 or r > np.min([d_out, d_in]):
         raise ValueError("rango")
-    return np.prod([r, d_in]) + np.prod([d_out, r])
+    return int(np.prod([r, d_in]) + np.prod([d_out, r]))
 """,
     },
     "LoRALinear": {
@@ -283,11 +283,11 @@ def dpo_loss(logp_w, logp_l, ref_w, ref_l, beta=0.1):
 """,
     },
     "contamination_rate": {
-        "NFC y lower, con una lista": """
+        "NFKD recompuesto y casefold, con una lista": """
 def contamination_rate(train, test):
     if not test:
         raise ValueError("vacío")
-    limpia = lambda s: " ".join(unicodedata.normalize("NFC", s).lower().split())
+    limpia = lambda s: " ".join(unicodedata.normalize("NFC", unicodedata.normalize("NFKD", s)).casefold().split())
     vistos = [limpia(t) for t in train]
     aciertos = 0
     for t in test:
@@ -356,3 +356,85 @@ def choose_adaptation(need):
 """,
     },
 }
+
+
+# ---------------------------------------------------------------- audit 2026-12: valid answers written from the statements
+
+_AUDIT = {
+    "softmax_xent": {
+        "float32 with a loop for the sum": """
+def softmax_xent(logits, target):
+    z = np.array(logits, dtype=np.float32)
+    if target < 0 or target >= len(z):
+        raise ValueError("target")
+    z = z - np.max(z)
+    total = np.float32(0)
+    for v in z:
+        total += np.exp(v)
+    p = np.exp(z) / total
+    grad = p.astype(float)
+    grad[target] -= 1.0
+    return float(np.log(total) - z[target]), grad
+""",
+    },
+    "lora_param_count": {
+        "sum of both shapes, in any order": """
+def lora_param_count(d_out, d_in, r):
+    if r > min(d_in, d_out) or r < 0:
+        raise ValueError("rango")
+    return d_out * r + r * d_in
+""",
+    },
+    "kl_divergence": {
+        "float32, terms summed in a loop": """
+def kl_divergence(p, q):
+    p = np.asarray(p, dtype=np.float32)
+    q = np.asarray(q, dtype=np.float32)
+    total = np.float32(0)
+    for pi, qi in zip(p, q):
+        if pi > 0:
+            total += pi * (np.log(pi) - np.log(qi))
+    return float(total)
+""",
+    },
+    "dpo_loss": {
+        "margins first, then logaddexp": """
+def dpo_loss(logp_w, logp_l, ref_w, ref_l, beta=0.1):
+    margen = (logp_w - logp_l) - (ref_w - ref_l)
+    return float(np.logaddexp(0, -beta * margen))
+""",
+    },
+    "contamination_rate": {
+        "regex whitespace, ints counted in a loop": """
+import re as _re
+
+
+def contamination_rate(train, test):
+    if len(test) == 0:
+        raise ValueError("vacío")
+    def norma(t):
+        return _re.sub(r"\\s+", " ", unicodedata.normalize("NFKC", t).casefold()).strip()
+    vistos = set(map(norma, train))
+    return float(sum(1 for t in test if norma(t) in vistos)) / len(test)
+""",
+    },
+    "answer_labels": {
+        "padding computed once, ints with operator.index": """
+import operator as _op
+
+
+def answer_labels(prompt_ids, answer_ids, max_len=None, pad_id=0):
+    pr = [_op.index(i) for i in prompt_ids]
+    an = [_op.index(i) for i in answer_ids]
+    if not an:
+        raise ValueError("vacía")
+    n = len(pr) + len(an)
+    falta = 0 if max_len is None else max_len - n
+    if falta < 0:
+        raise ValueError("no cabe")
+    return pr + an + [_op.index(pad_id)] * falta, [-100] * len(pr) + an + [-100] * falta
+""",
+    },
+}
+for _answer, _by_name in _AUDIT.items():
+    ALTERNATIVES[_answer].update(_by_name)

@@ -736,3 +736,109 @@ def recurrencia_lineal(x, a):
 ''',
     },
 }
+
+# ---------------------------------------------------------------- audit 2026-12: wrong answers by family
+# Written from the statements (issue 26, «Graders by family»): promised types, integer inputs, boundaries,
+# validation and in-place changes.
+
+_AUDIT = {
+    "enrutar": {
+        "returns a list, not a tuple": _enrutar(ret="[indices, pesos]"),
+    },
+    "parametros_moe": {
+        "ints with integer inputs": '''
+def parametros_moe(compartidos, por_experto, n_expertos, k):
+    if k < 1 or k > n_expertos:
+        raise ValueError("k")
+    total = compartidos + n_expertos * por_experto
+    activos = compartidos + k * por_experto
+    return {"total": total, "activos": activos, "fraccion_activa": activos / total}
+''',
+    },
+    "reparto_moe": {
+        "rejects a shared part of exactly zero": '''
+def reparto_moe(total, activos, n_expertos, k):
+    if k >= n_expertos or activos > total:
+        raise ValueError("datos")
+    E = (total - activos) / (n_expertos - k)
+    S = activos - k * E
+    if S <= 0:
+        raise ValueError("S")
+    return float(S), float(E)
+''',
+        "ints with integer inputs": '''
+def reparto_moe(total, activos, n_expertos, k):
+    if k >= n_expertos or activos > total:
+        raise ValueError("datos")
+    if (total - activos) % (n_expertos - k) == 0:
+        E = (total - activos) // (n_expertos - k)
+    else:
+        E = (total - activos) / (n_expertos - k)
+    S = activos - k * E
+    if S < 0:
+        raise ValueError("S")
+    return S, E
+''',
+    },
+    "perdida_balanceo": {
+        "ties to the higher index": _perdida(choose="np.argsort(L, axis=1)[:, ::-1][:, :k]"),
+    },
+    "prob_mayoria": {
+        "accepts p = nan": '''
+def prob_mayoria(p, M):
+    if p < 0 or p > 1:
+        raise ValueError("p")
+    if not isinstance(M, int) or M < 1 or M % 2 == 0:
+        raise ValueError("M")
+    return float(sum(math.comb(M, j) * p**j * (1 - p) ** (M - j) for j in range(M // 2 + 1, M + 1)))
+''',
+    },
+    "hora_de_empezar": {
+        "wraps midnight only once": _hora(wrap="total = total + 1440 if total < 0 else total"),
+    },
+    "similitud_coseno": {
+        "returns np.float32": '''
+def similitud_coseno(v, t):
+    v = np.asarray(v, dtype=float)
+    t = np.asarray(t, dtype=float)
+    if v.shape != t.shape:
+        raise ValueError("los vectores deben tener la misma longitud")
+    if not v.any() or not t.any():
+        raise ValueError("el vector cero no tiene dirección")
+    return np.float32(v @ t / (np.linalg.norm(v) * np.linalg.norm(t)))
+''',
+    },
+    "parchear": {
+        "integer image stays integer": '''
+def parchear(imagen, p=16):
+    imagen = np.asarray(imagen)
+    H, W, C = imagen.shape
+    if H % p or W % p:
+        raise ValueError("p")
+    return imagen.reshape(H // p, p, W // p, p, C).transpose(0, 2, 1, 3, 4).reshape(-1, p * p * C)
+''',
+    },
+    "recurrencia_lineal": {
+        "integer x keeps an integer dtype": '''
+def recurrencia_lineal(x, a):
+    x = np.asarray(x)
+    estados = np.zeros_like(x)
+    h = np.zeros(x.shape[1])
+    for t in range(x.shape[0]):
+        h = a * h + x[t]
+        estados[t] = h
+    return estados
+''',
+    },
+    "carga_expertos": {
+        "ties by probability rounding (softmax in float32)": _CARGA.format(body='''e = np.exp((L - L.max(axis=1, keepdims=True)).astype(np.float32))
+    g = e / e.sum(axis=1, keepdims=True)
+    elegidos = np.argsort(g, axis=1)[:, ::-1][:, :k]
+    return np.bincount(elegidos.reshape(-1), minlength=n) / (T * k)'''),
+    },
+    "quiz": {
+        "strips only spaces, not tabs or newlines": _quiz(nivel={"key": "nombre.strip(' ').lower()"}),
+    },
+}
+for _answer, _by_name in _AUDIT.items():
+    MUTANTS[_answer].update(_by_name)

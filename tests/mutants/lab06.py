@@ -466,3 +466,82 @@ def dpo_loss(logp_w, logp_l, ref_w, ref_l, beta=0.1):
                                         'and card["license"] in LICENCIAS_OSI'),
     },
 }
+
+# ---------------------------------------------------------------- audit 2026-12: wrong answers by family
+# Written from the statements (issue 26, «Graders by family»): promised types, normalisation weaker than
+# promised, boundaries and validation.
+
+_AUDIT = {
+    "softmax_xent": {
+        "returns a list, not a tuple": _fill(_XENT, _XENT_OK, ret="[float(-log_p[target]), grad]"),
+        "loss as np.float32": _fill(_XENT, _XENT_OK, ret="np.float32(-log_p[target]), grad"),
+    },
+    "lora_param_count": {
+        "returns np.int64": """
+def lora_param_count(d_out, d_in, r):
+    if r < 0 or r > min(d_out, d_in):
+        raise ValueError("r")
+    return np.int64(r) * (d_in + d_out)
+""",
+    },
+    "answer_labels": {
+        "pad_id left as np.int64": """
+def answer_labels(prompt_ids, answer_ids, max_len=None, pad_id=0):
+    prompt = [int(i) for i in prompt_ids]
+    answer = [int(i) for i in answer_ids]
+    if not answer:
+        raise ValueError("vacía")
+    ids = prompt + answer
+    labels = [-100] * len(prompt) + answer
+    if max_len is not None:
+        if len(ids) > max_len:
+            raise ValueError("no cabe")
+        ids = ids + [pad_id] * (max_len - len(ids))
+        labels = labels + [-100] * (max_len - len(labels))
+    return ids, labels
+""",
+    },
+    "kl_divergence": {
+        "returns np.float32": """
+def kl_divergence(p, q):
+    p = np.asarray(p, dtype=np.float32)
+    q = np.asarray(q, dtype=np.float32)
+    m = p > 0
+    return np.sum(p[m] * np.log(p[m] / q[m]))
+""",
+    },
+    "distill_loss": {
+        "returns np.float32": """
+def distill_loss(student_logits, teacher_logits, y, T=2.0, lam=0.5):
+    def log_softmax(z):
+        z = np.asarray(z, dtype=np.float64)
+        z = z - z.max()
+        return z - np.log(np.exp(z).sum())
+    s = np.asarray(student_logits, dtype=float)
+    t = np.asarray(teacher_logits, dtype=float)
+    ce = -log_softmax(s)[y]
+    log_pt, log_ps = log_softmax(t / T), log_softmax(s / T)
+    kl = np.sum(np.exp(log_pt) * (log_pt - log_ps))
+    return np.float32((1 - lam) * ce + lam * T**2 * kl)
+""",
+    },
+    "dpo_loss": {
+        "returns np.float32": """
+def dpo_loss(logp_w, logp_l, ref_w, ref_l, beta=0.1):
+    z = beta * ((logp_w - ref_w) - (logp_l - ref_l))
+    return np.float32(np.logaddexp(0.0, -z))
+""",
+    },
+    "contamination_rate": {
+        "NFC instead of NFKC": _fill(_CONTAM, _CONTAM_OK, norm='" ".join(unicodedata.normalize("NFC", texto).casefold().split())'),
+        "lower instead of casefold": _fill(_CONTAM, _CONTAM_OK, norm='" ".join(unicodedata.normalize("NFKC", texto).lower().split())'),
+        "splits only on spaces": _fill(_CONTAM, _CONTAM_OK,
+                                       norm='" ".join(w for w in unicodedata.normalize("NFKC", texto).casefold().split(" ") if w)'),
+    },
+    "decisiones": {
+        "strips the need before looking it up": _fill(
+            _OPEN, _OPEN_OK, lookup='need = need.strip()\n    if need not in tabla:\n        raise ValueError(need)\n    return tabla[need]'),
+    },
+}
+for _answer, _by_name in _AUDIT.items():
+    MUTANTS[_answer].update(_by_name)
