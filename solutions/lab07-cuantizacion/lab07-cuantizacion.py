@@ -1321,7 +1321,7 @@ print(f"primer bloque de {primero.name}: escala {bytes(primero.data.reshape(-1)[
 ppl_tabla = {f: p for f, _, p in filas}
 for formato in ("f16", "q4_0"):
     desde_fichero, _ = export.from_gguf(rutas_gguf[formato])
-    ppl_fichero = math.exp(evaluate(desde_fichero, ids_val))
+    ppl_fichero = metrics.model_perplexity(desde_fichero, tok, "hand-written", max_tokens=TOKENS_PERPLEJIDAD)["perplexity"]
     referencia = ppl_tabla["f32" if formato == "f16" else formato]
     print(f"{formato:>5s}: perplejidad leyendo el fichero {ppl_fichero:.2f} · en la tabla ({'f32' if formato == 'f16' else formato}) {referencia:.2f}")
     if formato == "q4_0":
