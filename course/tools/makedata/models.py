@@ -4,6 +4,7 @@
     python course/tools/makedata models --smoke         # a few steps on a slice, into a temporary folder (seconds)
     python course/tools/makedata models --out DIR       # write somewhere else than the package
     python course/tools/makedata models --sweep         # how es-base's size was chosen (SWEEP.md; slow)
+    python course/tools/makedata models --recipe next   # issue 24's recipe: ~16 M tokens per model, resumable (~2 h)
 
 What it does, in order:
 

@@ -2,6 +2,7 @@
 
     python course/tools/makedata corpus            # rewrite llmlab/data/corpus/raw/gen_*.txt, chat/gen_qa.jsonl, corpus/REPORT.md
     python course/tools/makedata corpus --check    # regenerate in memory and compare with the files (exit 1 if they differ)
+    python course/tools/makedata corpus --recipe next   # the larger corpus of issue 24 (see RECIPES), for the next models
 
 The output is a pure function of the code: the same version of llmlab writes the same bytes on
 any machine. Stories and dialogues are written seed after seed; one that is too similar to one
@@ -25,6 +26,7 @@ __all__ = ["GENERATED", "generate", "main", "write"]
 
 SEED = 17
 REJECT_ABOVE = 0.4  # drop a new document this similar to one already kept
+SATURATED_AFTER = 2000  # this many near-twins in a row: the writer is saturated (never reached by the shipped recipe)
 TARGET_BYTES = {"cuentos": 2_750_000, "dialogos": 1_000_000}  # UTF-8 bytes of text per generated style
 DOCS_PER_FILE = {"cuentos": 200, "dialogos": 250, "fichas": 250, "mundo": 250}
 TITLES = {
@@ -55,14 +57,18 @@ HANDWRITTEN = Path(__file__).resolve().parent / "handwritten"
 def _collect(writer, target_bytes: int, seed_base: int) -> tuple[list[str], list[str], int]:
     """Documents from ``writer(seed)`` until ``target_bytes``, skipping near-twins; (texts, labels, rejected)."""
     index = MinHashIndex(REJECT_ABOVE)
-    texts, labels, size, rejected, seed = [], [], 0, 0, seed_base
+    texts, labels, size, rejected, seed, in_a_row = [], [], 0, 0, seed_base, 0
     while size < target_bytes:
         label, text = writer(seed)
         seed += 1
         sh = shingles(text)
         if index.best_match(sh)[1] >= REJECT_ABOVE:
             rejected += 1
+            in_a_row += 1
+            if in_a_row >= SATURATED_AFTER:  # the writer has nothing new left to say: stop short of the target
+                break
             continue
+        in_a_row = 0
         index.add(sh)
         texts.append(text)
         labels.append(label)
