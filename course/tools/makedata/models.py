@@ -121,17 +121,20 @@ SMOKE = overridden(FULL, {
 })
 
 # The recipe of issue 24 for the next build (``--recipe next``; run it after ``makedata corpus --recipe next``):
-# es-base and es-mini see tens of millions of tokens instead of 1.3 M, resumably, within 2 hours of wall time
-# on 2 cores. Sized from the sweep of this session (build/sweep, see NEXT_SWEEP below): on one thread d192-L4
-# trains at about 3,300 tokens per CPU second and d128-L4 at about 6,500, so 5,400 CPU seconds (90 minutes of
-# one core) give es-base ~18 M tokens (4,400 steps of 4,096) and 2,700 give es-mini ~17 M; es-mini then leaves
-# its core to es-chat's LoRA (a few times more steps than today, on the larger chat set with the world facts
-# and the sums). Checkpoints every 200 steps in ``--checkpoints`` (default build/make-model/): an interrupted
-# ``make model`` continues where it stopped. Evaluations every 400 steps on 20k validation tokens.
+# es-base and es-mini see ~16 M tokens each instead of 1.3 M, resumably, within 2 hours of wall time on 2 cores.
+# Sized from this session's measurements (build/sweep, one torch thread): d128-L4 trains at ~6,100 tokens per
+# CPU second, d192-L4 at ~4,400, d256-L4 at ~3,300, d256-L6 at ~2,350 (alone on a core; in the shipped build,
+# two models side by side on 2 cores, d192-L4 took 1.24 CPU s per 4,096-token step, ~3,300 tokens/s, and d128-L4
+# 0.81). So: es-base d192-L4, 4,000 steps, ~83 min on one core; es-mini d128-L4, 4,000 steps, ~54 min on the
+# other; then es-chat's LoRA, 900 steps (~20 min, 1.3 CPU s per step) on the chat set with the world facts and
+# the sums; tokenizer, baselines and measuring (with the held-out set before and after) ~8 min: ~110 min in all
+# on a quiet machine. The next corpus has ~4 M train tokens, so ~4 epochs: no dropout still, and the best
+# validation weights are kept. Checkpoints every 200 steps in ``--checkpoints`` (default build/make-model/): an
+# interrupted ``make model`` continues where it stopped. Evaluations every 400 steps on 20k validation tokens.
 NEXT = overridden(FULL, {
     "models": {
         "es-mini": {"train": dict(steps=4000, lr=3e-3, warmup=100, eval_every=400)},
-        "es-base": {"train": dict(steps=4400, lr=2e-3, warmup=100, eval_every=400)},
+        "es-base": {"train": dict(steps=4000, lr=2e-3, warmup=100, eval_every=400)},
     },
     "chat": {"train": dict(steps=900, warmup=30, eval_every=100), "replay": 0.5},
     "quality": dict(samples=100, new_tokens=60, chat_questions=50),

@@ -52,7 +52,7 @@ PHRASINGS = {
              "¿Sabes qué come {el}?", "¿Con qué se alimenta {el}?", "¿Qué comida prefieren {los}?", "¿Y {los}, qué comen?"],
     "job": ["¿Qué hace {el}?", "¿En qué trabaja {el}?", "¿Cuál es el trabajo de {un}?", "¿A qué se dedica {el}?",
             "Dime qué hace {un}.", "¿Qué hacen {los}?", "¿Cuál es el oficio de {los}?", "¿En qué consiste el trabajo de {un}?",
-            "¿Sabes qué hace {un}?", "Explícame el trabajo de {los}.", "¿Qué trabajo hace {el}?", "¿Para qué sirve {un}?"],
+            "¿Sabes qué hace {un}?", "Explícame el trabajo de {los}.", "¿Qué trabajo hace {el}?", "¿Quién es {un}?"],
     "color": ["¿De qué color es {el}?", "¿Qué color tiene {el}?", "¿De qué color son {los}?", "Dime el color de {el}.",
               "¿Cómo es el color de {el}?", "¿Sabes de qué color es {el}?", "¿Qué color tienen {los}?", "¿Y {el}, de qué color es?",
               "¿Cuál es el color de {el}?", "¿De qué color vemos {el}?"],
