@@ -521,7 +521,7 @@ def _build(recipe: dict, out: Path, smoke: bool, threads: int, progress: bool, q
         bytes={split: sum(len(d.encode("utf-8")) for d in docs[split]) for split in docs},
         chat_tokens=chat_tokens,
         adapter=adapter_params,
-        recipe={k: v for k, v in recipe.items()},
+        recipe={k: v for k, v in recipe.items() if k != "checkpoints"},  # no machine paths in the log
         files={f: (out / f).stat().st_size for f in shipped},
     )
     log = {k: results[k] for k in ("smoke", "threads", "torch", "seconds_total", "cpu_seconds_total", "cpu_seconds",
