@@ -274,7 +274,7 @@ FACTS = [
          ("Las ovejas balan cuando las lleva el pastor.",)),
     # Needs.
     Fact("needs", {**_n("la planta", "una planta", "las plantas"), "goal": "crecer"}, "Necesita agua, luz del sol y tierra.",
-         ("Las plantas necesitan agua, luz y tierra para crecer.", "Si no regamos una planta, se seca.")),
+         ("Para crecer, las plantas necesitan agua, luz y tierra.", "Si no regamos una planta, se seca.")),
     Fact("needs", {**_n("el niño", "un niño", "los niños"), "goal": "crecer sano"}, "Necesita comer bien, dormir, jugar y beber agua.",
          ("Para crecer sanos, los niños necesitan comer bien y dormir muchas horas.",)),
     # Counts.
