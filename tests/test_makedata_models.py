@@ -113,6 +113,9 @@ def test_next_recipe_budget():
     assert RECIPES["next"] is NEXT and NEXT["checkpoint_every"] and not FULL["checkpoint_every"]
     tokens = {name: m["train"]["steps"] * m["train"]["batch_size"] * m["train"]["seq_len"] for name, m in NEXT["models"].items()}
     assert tokens["es-base"] >= 15_000_000 and tokens["es-mini"] >= 15_000_000  # tens of millions, not 1.3 M
+    small = RECIPES["next-small"]["models"]
+    assert small["es-base"]["config"]["d_model"] > small["es-mini"]["config"]["d_model"]  # the draft stays the smaller one
+    assert small["es-base"]["train"]["steps"] * 16 * 256 >= 20_000_000
     # The shipped recipe is unchanged (the shipped files are its output).
     assert FULL["models"]["es-base"]["train"]["steps"] == 320
 
