@@ -288,3 +288,70 @@ def test_minhash_finds_twins_and_only_twins():
     assert r["near_duplicates"] == 1 and r["max_jaccard_quantiles"][-1] > 0.9
     assert diversity.jaccard(diversity.shingles(base), diversity.shingles(other)) == 0.0
     assert diversity.distinct_n(["a b a b"], 2) == pytest.approx(2 / 3)
+
+
+# ---------------------------------------------------------------------------------------------
+# The next corpus recipe (issue 24): world knowledge, sums, hand-written texts
+# ---------------------------------------------------------------------------------------------
+def test_every_world_fact_is_asked_in_many_phrasings_and_stated_in_the_corpus_text():
+    from makedata.corpus_writer import world
+
+    convs = world.world_chat(17)
+    by_answer = {}
+    for c in convs:
+        assert [m["role"] for m in c] == ["user", "assistant"]
+        by_answer.setdefault(c[1]["content"], set()).add(c[0]["content"])
+    for fact in world.FACTS:
+        assert fact.says, fact.answer  # the corpus states it, not only the chat
+        assert len(by_answer[fact.answer]) >= 2, fact.answer
+    assert sum(len(v) >= 6 for v in by_answer.values()) >= 0.8 * len(by_answer)
+    docs = world.world_documents(17, n=len(world.FRAMES) * 40)
+    text = "\n".join(docs)
+    stated = sum(any(s in text for s in f.says) for f in world.FACTS)
+    assert stated == len(world.FACTS)
+    assert world.world_chat(17) == convs and world.world_documents(17, n=5) == docs[:5]  # a pure function of the seed
+
+
+def test_world_questions_agree_with_their_answers():
+    from makedata.corpus_writer import world
+
+    for c in world.world_chat(17):
+        q, a = c[0]["content"], c[1]["content"]
+        if a.startswith(("Sirve ", "Vive ", "Come ", "Cura ", "Hace ", "Apaga ", "Enseña ", "Reparte ", "Prepara ", "Cuida ")):
+            # a singular answer is never given to a question about a plural topic
+            assert not re.search(r"\b(los|las) \w+(s|es)\b", q.split("?")[0].split("¿")[-1]) or "en" in q.split(), (q, a)
+        assert q[0] in "¿ABCDEFGHIJKLMNÑOPQRSTUVWXYZÁÉÍÓÚ0123456789" and q.rstrip()[-1] in "?.", q
+
+
+def test_sum_conversations_cover_every_one_digit_pair_with_the_result_last():
+    from makedata import quality
+    from makedata.corpus_writer import world
+
+    convs = world.sum_conversations(17)
+    pairs = set()
+    for c in convs:
+        q, a = c[0]["content"], c[1]["content"]
+        nums = [int(x) for x in re.findall(r"\d+", q)]
+        if len(nums) == 2:
+            pairs.add(tuple(nums))
+            assert quality.answer_number(a) == sum(nums), (q, a)
+    assert len(pairs) >= 95  # a few phrasings spell the numbers out
+    assert len(convs) == 400
+
+
+def test_next_recipe_adds_world_texts_and_handwritten_files_without_touching_the_shipped_one(monkeypatch):
+    from makedata.corpus_writer import build
+
+    assert build.DEFAULT_RECIPE == "shipped"  # the committed corpus (--check) is still the shipped recipe
+    handwritten = sorted(build.HANDWRITTEN.glob("*.txt"))
+    assert len(handwritten) >= 3
+    for path in handwritten:
+        docs = corpus.parse_corpus_file(path.read_text(encoding="utf-8"), path.name)
+        assert len(docs) >= 8 and all(len(d.text.split()) >= 30 for d in docs)
+    # _files of a small "next"-like generation: the new styles get their own files, hand-written ones keep their names.
+    fake = {"cuentos": ["Un cuento."], "dialogos": ["—Hola."], "fichas": ["Una ficha."], "mundo": ["El reloj."] * 3,
+            "chat": [], "escritos": {"01_dias.txt": "# T\nTexto."}}
+    files = build._files(fake)
+    assert "corpus/raw/gen_mundo_01.txt" in files and files["corpus/raw/escritos_01_dias.txt"] == "# T\nTexto."
+    assert not any("mundo" in f or "escritos" in f for f in build._files({k: v for k, v in fake.items()
+                                                                              if k not in ("mundo", "escritos")}))

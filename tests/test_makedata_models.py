@@ -62,3 +62,74 @@ def test_smoke_build_writes_loadable_models(tmp_path):
     build(again, smoke=True, progress=False, quiet=True)
     sums = (tmp_path / pretrained.CHECKSUMS).read_text(encoding="utf-8")
     assert (again / pretrained.CHECKSUMS).read_text(encoding="utf-8") == sums
+
+
+# ---------------------------------------------------------------------------------------------
+# Resumable training (the next recipe's 2-hour build)
+# ---------------------------------------------------------------------------------------------
+def _tiny_run(tmp_path, **kw):
+    from llmlab.model import ModelConfig, Transformer
+    from makedata.models import resumable_train
+
+    torch.manual_seed(0)
+    model = Transformer(ModelConfig.llama_style(vocab_size=50, d_model=16, n_layers=1, n_heads=2, n_kv_heads=1, max_seq_len=16))
+    ids = torch.randint(0, 50, (400,), generator=torch.Generator().manual_seed(1))
+    args = dict(steps=8, batch_size=2, seq_len=8, lr=1e-2, warmup=1, eval_every=2, seed=3, checkpoint_every=2)
+    return model, resumable_train(model, ids, ids[:100], **{**args, **kw})
+
+
+def test_an_interrupted_run_resumes_to_the_same_weights(tmp_path):
+    plain_model, plain = _tiny_run(tmp_path, checkpoint=tmp_path / "a.ckpt")
+    _, first = _tiny_run(tmp_path, checkpoint=tmp_path / "b.ckpt", stop_after_steps=3)
+    assert first["interrupted"] and first["steps_run"] == 3 and (tmp_path / "b.ckpt").exists()
+    resumed_model, resumed = _tiny_run(tmp_path, checkpoint=tmp_path / "b.ckpt")
+    assert resumed["resumed_at"] == [3] and resumed["steps_run"] == 8 and resumed["tokens_seen"] == plain["tokens_seen"]
+    assert resumed["train_loss"] == plain["train_loss"] and resumed["val_loss"] == plain["val_loss"]
+    for a, b in zip(plain_model.state_dict().values(), resumed_model.state_dict().values()):
+        assert torch.equal(a, b)
+
+
+def test_resumable_train_matches_llmlab_train(tmp_path):
+    from llmlab.model import ModelConfig, Transformer
+    from llmlab.train import train
+
+    torch.manual_seed(0)
+    model = Transformer(ModelConfig.llama_style(vocab_size=50, d_model=16, n_layers=1, n_heads=2, n_kv_heads=1, max_seq_len=16))
+    ids = torch.randint(0, 50, (400,), generator=torch.Generator().manual_seed(1))
+    h = train(model, ids, ids[:100], steps=8, batch_size=2, seq_len=8, lr=1e-2, warmup=1, eval_every=2, seed=3, progress=False)
+    _, mine = _tiny_run(tmp_path, checkpoint=None)
+    assert mine["train_loss"] == pytest.approx(h["train_loss"], abs=1e-6) and mine["best_step"] == h["best_step"]
+
+
+def test_a_checkpoint_of_another_run_is_refused(tmp_path):
+    _tiny_run(tmp_path, checkpoint=tmp_path / "c.ckpt", stop_after_steps=2)
+    with pytest.raises(ValueError, match="another run"):
+        _tiny_run(tmp_path, checkpoint=tmp_path / "c.ckpt", lr=5e-3)
+
+
+def test_next_recipe_budget():
+    from makedata.models import FULL, NEXT, RECIPES
+
+    assert RECIPES["next"] is NEXT and NEXT["checkpoint_every"] and not FULL["checkpoint_every"]
+    tokens = {name: m["train"]["steps"] * m["train"]["batch_size"] * m["train"]["seq_len"] for name, m in NEXT["models"].items()}
+    assert tokens["es-base"] >= 15_000_000 and tokens["es-mini"] >= 15_000_000  # tens of millions, not 1.3 M
+    small = RECIPES["next-small"]["models"]
+    assert small["es-base"]["config"]["d_model"] > small["es-mini"]["config"]["d_model"]  # the draft stays the smaller one
+    assert small["es-base"]["train"]["steps"] * 16 * 256 >= 20_000_000
+    # The shipped recipe is unchanged (the shipped files are its output).
+    assert FULL["models"]["es-base"]["train"]["steps"] == 320
+
+
+@pytest.mark.slow
+def test_smoke_build_with_the_heldout_report_before_and_after(tmp_path):
+    from makedata.common import overridden
+    from makedata.models import SMOKE
+
+    build(tmp_path, smoke=True, progress=False, quiet=True)
+    recipe = overridden(SMOKE, {"heldout": True, "quality": {"samples": 3}})
+    results = build(tmp_path, recipe=recipe, progress=False, quiet=True, checkpoints=tmp_path / "ckpt")
+    assert set(results["heldout"]) == {"before", "after"} and results["heldout"]["before"] is not None
+    text = (tmp_path / "HELDOUT.md").read_text(encoding="utf-8")
+    assert "## Before this build" in text and "## After this build" in text
+    assert text.count("\n- on topic: ") + text.count("\n- off topic / wrong: ") == 20 + 12
+    assert (tmp_path / "ckpt" / "es-base.ckpt").exists() and (tmp_path / "ckpt" / "heldout_before.json").exists()

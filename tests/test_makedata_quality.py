@@ -1,5 +1,6 @@
 """makedata.quality: the measurements of the models' own text (repetition, spelling, chat answers on topic)."""
 
+import re
 import shutil
 
 import pytest
@@ -82,3 +83,76 @@ def test_valid_word_rate_with_hunspell():
 def test_spread_takes_even_steps():
     assert quality.spread(list(range(10)), 5) == [0, 2, 4, 6, 8]
     assert quality.spread([1, 2], 5) == [1, 2]
+
+
+# ---------------------------------------------------------------------------------------------
+# The held-out set of issue 24
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("answer, keywords, expected", [
+    ("Vive en el agua del mar.", ["agua", "mar"], True),
+    ("Los peces viven en los RÍOS.", ["rio"], True),  # case and accents ignored
+    ("Ladran los perros.", ["perro"], True),  # a word beginning
+    ("El viernes es un modelo de lenguaje.", ["agua", "mar", "rio"], False),
+    ("Tiene 4 patas.", ["cuatro", "4"], True),
+    ("Tiene 14 patas.", ["4"], False),  # a whole-word start, not a digit inside a number
+    ("", ["agua"], False),
+])
+def test_keyword_on_topic(answer, keywords, expected):
+    assert quality.keyword_on_topic(answer, keywords) is expected
+
+
+@pytest.mark.parametrize("answer, expected", [
+    ("5", 5), ("Son 8.", 8), ("2 + 3 = 5.", 5), ("Dos más tres son cinco.", 5), ("Tienes 4, porque 2 + 2 = 4.", 4),
+    ("El resultado es siete.", 7), ("No lo sé.", None), ("4 = 6.", 6), ("", None),
+])
+def test_answer_number_takes_the_result(answer, expected):
+    assert quality.answer_number(answer) == expected
+
+
+def test_loop_rate_counts_digit_loops_too():
+    assert quality.loop_rate(["Es 2 2 2 2 2 2 2 2 2 2 2 2", "El gato duerme en la cama."]) == 0.5
+    assert quality.loop_rate([]) == 0.0
+
+
+def test_heldout_files_are_complete_and_apart_from_the_training_data():
+    h = quality.load_heldout()
+    assert len(h["questions"]) >= 30 and len(h["sums"]) >= 10 and len(h["text"].split()) >= 300
+    assert all(q["keywords"] and q["q"].strip() for q in h["questions"])
+    assert all(0 <= s["answer"] <= 18 for s in h["sums"])
+    # Written apart: no held-out question is asked word for word by the chat data (committed, or the next recipe's
+    # world chat), and no sentence of the held-out text stands in the corpus.
+    from llmlab import corpus
+    from makedata.corpus_writer import world
+
+    asked = {m["content"].strip().lower() for split in ("train", "validation") for c in corpus.load_chat(split) for m in c}
+    asked |= {c[0]["content"].strip().lower() for c in world.world_chat(17) + world.sum_conversations(17)}
+    for q in h["questions"] + h["sums"]:
+        assert q["q"].strip().lower() not in asked, q["q"]
+    text = " ".join(corpus.load_documents("train") + corpus.load_documents("validation"))
+    text += " ".join(p.read_text(encoding="utf-8") for p in world_handwritten())
+    text += " ".join(s for f in world.FACTS for s in f.says) + " ".join(world.world_documents(17, n=50))
+    for sentence in re.split(r"(?<=[.!?])\s+", h["text"]):
+        if len(sentence.split()) >= 8:
+            assert sentence not in text, sentence
+
+
+def world_handwritten():
+    from makedata.corpus_writer.build import HANDWRITTEN
+
+    return sorted(HANDWRITTEN.glob("*.txt"))
+
+
+def test_text_scores_and_heldout_chat_on_a_tiny_model(tiny):
+    model, tok = tiny
+    train_ids = torch.tensor([tok.bos_id] + tok.encode("había una vez un conejo que comía hierba en el prado"))
+    s = quality.text_scores(model, tok, "un conejo comía hierba", train_ids)
+    assert s["tokens"] > 2 and all(v > 1 for k, v in s.items() if k != "tokens")
+    # A unigram fitted on the text itself predicts it better than one fitted on other text.
+    assert s["unigram_on_text"] < s["unigram"]
+    h = {"questions": [{"q": "¿Qué come el conejo?", "keywords": ["hierba"]}], "sums": [{"q": "¿Cuánto es 1 + 1?", "answer": 2}],
+         "text": "x"}
+    r = quality.heldout_chat(model, tok, heldout=h, max_new_tokens=4)
+    assert set(r) >= {"on_topic", "sums_right", "clean_stops", "loops", "answers", "sum_answers"}
+    assert 0 <= r["on_topic"] <= 1 and len(r["answers"]) == 1 and len(r["sum_answers"]) == 1
+    table = quality.heldout_table({"es-base": {**s, "valid_words": None, "loops": 0.0}, "es-chat": r}, "tiny")
+    assert "| tiny | value |" in table and "n/a (no hunspell)" in table

@@ -4,6 +4,7 @@
     python course/tools/makedata models --smoke         # a few steps on a slice, into a temporary folder (seconds)
     python course/tools/makedata models --out DIR       # write somewhere else than the package
     python course/tools/makedata models --sweep         # how es-base's size was chosen (SWEEP.md; slow)
+    python course/tools/makedata models --recipe next   # issue 24's recipe: ~16 M tokens per model, resumable (~2 h)
 
 What it does, in order:
 
@@ -55,7 +56,8 @@ from llmlab.train import build_sft_examples, encode_documents, evaluate, stream_
 from . import DATA, quality
 from .common import log as _log, overridden, ppl as _ppl
 
-__all__ = ["FULL", "SMOKE", "SWEEP", "build", "ngram_nll", "main", "sweep"]
+__all__ = ["FULL", "NEXT", "RECIPES", "SMOKE", "SWEEP", "build", "heldout_report", "ngram_nll", "main", "resumable_train",
+           "sweep"]
 
 # ----------------------------------------------------------------------------------------------
 # The recipe
@@ -118,6 +120,46 @@ SMOKE = overridden(FULL, {
     "sample_tokens": 8,
 })
 
+# The recipe of issue 24 for the next build (``--recipe next``; run it after ``makedata corpus --recipe next``):
+# es-base and es-mini see ~16 M tokens each instead of 1.3 M, resumably, within 2 hours of wall time on 2 cores.
+# Sized from this session's measurements (build/sweep, one torch thread): d128-L4 trains at ~6,100 tokens per
+# CPU second, d192-L4 at ~4,400, d256-L4 at ~3,300, d256-L6 at ~2,350 (alone on a core; in the shipped build,
+# two models side by side on 2 cores, d192-L4 took 1.24 CPU s per 4,096-token step, ~3,300 tokens/s, and d128-L4
+# 0.81). So: es-base d192-L4, 4,000 steps, ~83 min on one core; es-mini d128-L4, 4,000 steps, ~54 min on the
+# other; then es-chat's LoRA, 900 steps (~20 min, 1.3 CPU s per step) on the chat set with the world facts and
+# the sums; tokenizer, baselines and measuring (with the held-out set before and after) ~8 min: ~110 min in all
+# on a quiet machine. The next corpus has ~4 M train tokens, so ~4 epochs: no dropout still, and the best
+# validation weights are kept. Checkpoints every 200 steps in ``--checkpoints`` (default build/make-model/): an
+# interrupted ``make model`` continues where it stopped. Evaluations every 400 steps on 20k validation tokens.
+NEXT = overridden(FULL, {
+    "models": {
+        "es-mini": {"train": dict(steps=4000, lr=3e-3, warmup=100, eval_every=400)},
+        "es-base": {"train": dict(steps=4000, lr=2e-3, warmup=100, eval_every=400)},
+    },
+    "chat": {"train": dict(steps=900, warmup=30, eval_every=100), "replay": 0.5},
+    "quality": dict(samples=100, new_tokens=60, chat_questions=50),
+    "checkpoint_every": 200,
+    "heldout": True,
+})
+# The sweep's other answer: at equal CPU time the smaller model was ahead at every point measured (d128-L4 after
+# 447 CPU s / 2.76 M tokens: validation 2.614 on the first 20k tokens, held-out text ppl 193.9; d192-L4 after
+# 396 CPU s / 1.31 M tokens: 2.998 and 219.4), and for a 2-hour budget a compute-optimal size (~20 tokens per
+# parameter) is ~1.6 M parameters. "next-small" trains es-base at d128-L4 for ~25 M tokens (6,000 steps, ~81 min)
+# and es-mini at d96-L4 beside it; not measured beyond the sweep's 2.76 M tokens (~7 epochs of the next corpus).
+NEXT_SMALL = overridden(NEXT, {
+    "models": {
+        "es-mini": {"config": dict(d_model=96, n_layers=4, n_heads=4, n_kv_heads=2), "train": dict(steps=6000)},
+        "es-base": {"config": dict(d_model=128, n_layers=4, n_heads=4, n_kv_heads=2), "train": dict(steps=6000, lr=3e-3)},
+    },
+})
+FULL["checkpoint_every"] = None  # the shipped recipe: no checkpoints, exactly the run of the shipped files
+FULL["heldout"] = False
+SMOKE["checkpoint_every"] = 2
+SMOKE["heldout"] = False
+RECIPES = {"shipped": FULL, "next": NEXT, "next-small": NEXT_SMALL, "smoke": SMOKE}
+DEFAULT_RECIPE = "shipped"  # the next session sets "next" here (and in corpus_writer/build.py) when it rebuilds
+CHECKPOINTS = Path(__file__).resolve().parents[3] / "build" / "make-model"
+
 DESCRIPTIONS = {
     "es-base": "Modelo base en español ({params} parámetros, estilo Llama): continúa textos. Entrenado con el corpus del curso.",
     "es-mini": "Modelo diminuto ({params} parámetros) con el mismo tokenizador que es-base: para destilación y decodificación especulativa.",
@@ -165,6 +207,119 @@ def _best_k(train_ids, val_ids, vocab_size, order) -> float:
 
 
 # ----------------------------------------------------------------------------------------------
+# Resumable training: ``train``'s recipe, with a checkpoint every few steps
+# ----------------------------------------------------------------------------------------------
+# A two-hour build must survive an interruption (a closed laptop, a killed job): ``resumable_train``
+# runs the same steps as ``llmlab.train.train`` (AdamW from ``make_optimizer``, ``lr_at``'s schedule,
+# random windows from one seeded generator, the best validation weights kept) and every
+# ``checkpoint_every`` steps writes the model, the optimizer, the batch generator's state, the history
+# and the best weights to ``checkpoint`` (written to a temporary file, then renamed: a kill mid-write
+# leaves the previous checkpoint intact). Called again with the same arguments it continues from the
+# last checkpoint, so an interrupted run and an uninterrupted one see the same batches.
+
+
+def resumable_train(model, train_ids, val_ids, *, steps: int, checkpoint: str | os.PathLike | None = None,
+                    checkpoint_every: int = 200, batch_size: int = 16, seq_len: int = 128, lr: float = 1e-3,
+                    warmup: int = 100, weight_decay: float = 0.1, grad_clip: float | None = 1.0, eval_every: int = 100,
+                    eval_tokens: int | None = None, seed: int = 0, loss_mask=None, val_loss_mask=None,
+                    min_lr_ratio: float = 0.1, patience: int | None = None, progress: bool = False, desc: str = "train",
+                    extra_evals: dict | None = None, stop_after_steps: int | None = None) -> dict:
+    """Train ``model`` in place like ``llmlab.train.train`` and return its history; resumable from ``checkpoint``.
+
+    ``extra_evals`` (name -> 1-D ids) are also scored at every evaluation (``history["extra"][name]``), e.g. the
+    unseen hand-written text, for the curves of the sweep. ``stop_after_steps`` ends this call early (the
+    checkpoint is written first): the tests use it to simulate an interruption. ``patience`` is accepted for
+    recipes written for ``train`` and ignored (a long build never stops early).
+    """
+    from llmlab.train import get_batch, lr_at, make_optimizer, masked_mean, token_losses
+
+    del patience
+    ckpt = Path(checkpoint) if checkpoint is not None else None
+    # What the checkpoint must match to be resumed: the run's arguments, the data and the model's shapes.
+    ids = torch.as_tensor(train_ids)
+    fingerprint = {"steps": steps, "batch_size": batch_size, "seq_len": seq_len, "lr": lr, "warmup": warmup,
+                   "weight_decay": weight_decay, "seed": seed, "eval_every": eval_every, "min_lr_ratio": min_lr_ratio,
+                   "data": [list(ids.shape), int(ids.long().sum()), int((ids.long() * torch.arange(ids.numel()).view(ids.shape) % 1_000_003).sum())],
+                   "model": {k: list(v.shape) for k, v in model.state_dict().items()}}
+    optimizer = make_optimizer(model, lr, weight_decay)
+    batches = torch.Generator().manual_seed(seed)
+    history: dict = {"train_loss": [], "lr": [], "eval_step": [], "val_loss": [], "train_loss_avg": [],
+                     "best_step": 0, "best_val_loss": math.inf, "steps_run": 0, "stopped_early": False,
+                     "tokens_seen": 0, "seconds": 0.0, "cpu_seconds": 0.0, "resumed_at": [],
+                     "extra": {k: [] for k in (extra_evals or {})}}
+    best_state = None
+    if ckpt is not None and ckpt.exists():
+        state = torch.load(ckpt, weights_only=False)
+        if state.get("fingerprint") != fingerprint:
+            raise ValueError(f"{ckpt} was written by another run (other recipe, data or model); delete it"
+                             " (or its folder) to start this one from scratch")
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        batches.set_state(state["batches"])
+        history, best_state = state["history"], state["best"]
+        history["resumed_at"].append(history["steps_run"])
+    torch.manual_seed(seed + history["steps_run"])  # dropout masks (the shipped recipes use none)
+
+    def save() -> None:
+        if ckpt is None:
+            return
+        ckpt.parent.mkdir(parents=True, exist_ok=True)
+        tmp = ckpt.with_suffix(ckpt.suffix + ".tmp")
+        torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "batches": batches.get_state(),
+                    "history": history, "best": best_state, "fingerprint": fingerprint}, tmp)
+        os.replace(tmp, ckpt)
+
+    wall0, cpu0 = time.perf_counter() - history["seconds"], time.thread_time() - history["cpu_seconds"]
+    model.train()
+    first = history["steps_run"]
+    for step in range(first, steps):
+        rate = lr_at(step, lr=lr, warmup=warmup, steps=steps, min_lr_ratio=min_lr_ratio)
+        for group in optimizer.param_groups:
+            group["lr"] = rate
+        inputs, targets, mask = get_batch(train_ids, batch_size, seq_len, batches, loss_mask)
+        loss = masked_mean(token_losses(model, inputs, targets), mask)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if grad_clip is not None:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+        optimizer.step()
+        history["train_loss"].append(loss.item())
+        history["lr"].append(rate)
+        history["tokens_seen"] += int(inputs.numel())
+        history["steps_run"] = step + 1
+        if (step + 1) % eval_every == 0 or step + 1 == steps:
+            val = evaluate(model, val_ids, seq_len=seq_len, batch_size=batch_size, loss_mask=val_loss_mask,
+                           max_tokens=eval_tokens)
+            for name, ids in (extra_evals or {}).items():
+                history["extra"][name].append(evaluate(model, ids, seq_len=seq_len, batch_size=batch_size))
+            model.train()
+            since = history["eval_step"][-1] if history["eval_step"] else 0
+            history["eval_step"].append(step + 1)
+            history["val_loss"].append(val)
+            history["train_loss_avg"].append(sum(history["train_loss"][since:]) / (step + 1 - since))
+            if val < history["best_val_loss"]:
+                history["best_val_loss"], history["best_step"] = val, step + 1
+                best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+            history["seconds"] = time.perf_counter() - wall0
+            history["cpu_seconds"] = time.thread_time() - cpu0
+            _log(f"  {desc}: step {step + 1}/{steps}  train {history['train_loss_avg'][-1]:.3f}  val {val:.3f}"
+                 f"  ({history['tokens_seen']:,} tokens, {history['cpu_seconds']:.0f} CPU s)", not progress)
+        history["seconds"] = time.perf_counter() - wall0
+        history["cpu_seconds"] = time.thread_time() - cpu0
+        if (step + 1) % checkpoint_every == 0 or step + 1 == steps:
+            save()
+        if stop_after_steps is not None and step + 1 - first >= stop_after_steps and step + 1 < steps:
+            save()
+            history["interrupted"] = True
+            return history
+    if best_state is not None:
+        model.load_state_dict(best_state)
+    model.eval()
+    history.pop("interrupted", None)
+    return history
+
+
+# ----------------------------------------------------------------------------------------------
 # The build
 # ----------------------------------------------------------------------------------------------
 
@@ -183,9 +338,19 @@ def _params_es(n: int) -> str:
 
 
 def build(out_dir: str | os.PathLike, *, smoke: bool = False, threads: int | None = None, progress: bool = True,
-          quiet: bool = False) -> dict:
-    """Run the whole build into ``out_dir`` and return the measured results (also written to the files)."""
-    recipe = SMOKE if smoke else FULL
+          quiet: bool = False, recipe: str | dict | None = None, checkpoints: str | os.PathLike | None = None) -> dict:
+    """Run the whole build into ``out_dir`` and return the measured results (also written to the files).
+
+    ``recipe``: a key of ``RECIPES`` or a recipe dict (default: ``SMOKE`` with ``smoke``, else ``DEFAULT_RECIPE``).
+    ``checkpoints``: where a recipe with ``checkpoint_every`` keeps its checkpoints (default ``CHECKPOINTS``);
+    the same command run again after an interruption resumes from them.
+    """
+    if isinstance(recipe, str):
+        recipe = RECIPES[recipe]
+    recipe = recipe if recipe is not None else (SMOKE if smoke else RECIPES[DEFAULT_RECIPE])
+    if checkpoints is None:  # a smoke build keeps its checkpoints in its own (temporary) folder
+        checkpoints = Path(out_dir) / ".checkpoints" if recipe is SMOKE else CHECKPOINTS
+    recipe = {**recipe, "checkpoints": str(checkpoints)}
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     threads = recipe["threads"] if threads is None else threads
@@ -215,9 +380,19 @@ def _base_from_file(path: Path, config: ModelConfig) -> Transformer:
     return model
 
 
+def _train(recipe: dict, name: str, model, train_ids, val_ids, **kw) -> dict:
+    """``llmlab.train.train`` for the shipped recipe; ``resumable_train`` with a checkpoint per model otherwise."""
+    every = recipe.get("checkpoint_every")
+    if not every:
+        return train(model, train_ids, val_ids, **kw)
+    return resumable_train(model, train_ids, val_ids, checkpoint=Path(recipe["checkpoints"]) / f"{name}.ckpt",
+                           checkpoint_every=every, **kw)
+
+
 def _build(recipe: dict, out: Path, smoke: bool, threads: int, progress: bool, quiet: bool) -> dict:
     t_start, cpu_start = time.perf_counter(), time.process_time()
     seed = recipe["seed"]
+    before = _heldout_before(recipe, out, quiet) if recipe.get("heldout") else None
     docs, records, chats = _load_split_data(recipe)
     cpu = {}
 
@@ -253,8 +428,8 @@ def _build(recipe: dict, out: Path, smoke: bool, threads: int, progress: bool, q
 
     def pretrain(name: str, show: bool) -> None:
         t0 = time.thread_time()
-        histories[name] = train(
-            trained[name], streams["train"], streams["validation"], seed=seed, eval_tokens=recipe["eval_tokens"],
+        histories[name] = _train(
+            recipe, name, trained[name], streams["train"], streams["validation"], seed=seed, eval_tokens=recipe["eval_tokens"],
             progress=show, desc=name, **recipe["models"][name]["train"],
         )
         cpu[name] = time.thread_time() - t0
@@ -295,8 +470,8 @@ def _build(recipe: dict, out: Path, smoke: bool, threads: int, progress: bool, q
     lora.add_lora(chat_model, seed=seed, **chat["lora"])
     adapter_params = lora.trainable_summary(chat_model)
     torch.manual_seed(seed)
-    histories["es-chat"] = train(
-        chat_model, sft_train, sft_val, loss_mask=sft_train_mask, val_loss_mask=sft_val_mask, seed=seed,
+    histories["es-chat"] = _train(
+        recipe, "es-chat", chat_model, sft_train, sft_val, loss_mask=sft_train_mask, val_loss_mask=sft_val_mask, seed=seed,
         progress=progress, desc="es-chat", **chat["train"],
     )
     lora.save_adapter(chat_model, out / ADAPTER, base_name=chat["parent"], dtype=torch.float16)
@@ -357,7 +532,7 @@ def _build(recipe: dict, out: Path, smoke: bool, threads: int, progress: bool, q
         bytes={split: sum(len(d.encode("utf-8")) for d in docs[split]) for split in docs},
         chat_tokens=chat_tokens,
         adapter=adapter_params,
-        recipe={k: v for k, v in recipe.items()},
+        recipe={k: v for k, v in recipe.items() if k != "checkpoints"},  # no machine paths in the log
         files={f: (out / f).stat().st_size for f in shipped},
     )
     log = {k: results[k] for k in ("smoke", "threads", "torch", "seconds_total", "cpu_seconds_total", "cpu_seconds",
@@ -373,8 +548,48 @@ def _build(recipe: dict, out: Path, smoke: bool, threads: int, progress: bool, q
     from .models_report import report
 
     (out / "REPORT.md").write_text(report(results, out), encoding="utf-8")
+    if recipe.get("heldout"):
+        after = quality.heldout_measure(out, samples=recipe["quality"]["samples"])
+        (out / "HELDOUT.md").write_text(heldout_report(before, after, out), encoding="utf-8")
+        results["heldout"] = {"before": before, "after": after}
     _log(f"done in {results['seconds_total']:.0f} s ({results['cpu_seconds_total']:.0f} CPU seconds): {out}", quiet)
     return results
+
+
+def _heldout_before(recipe: dict, out: Path, quiet: bool) -> dict | None:
+    """The held-out measures of the models in ``out`` before this build overwrites them (``None`` if there are none).
+
+    Kept in the checkpoint folder, so that a resumed build still compares with the models that were there first.
+    """
+    cache = Path(recipe["checkpoints"]) / "heldout_before.json"
+    if cache.exists():
+        return json.loads(cache.read_text(encoding="utf-8"))
+    if not (out / pretrained.MANIFEST).exists():
+        return None
+    _log("[0/5] held-out measures of the models in the folder, before rebuilding them", quiet)
+    before = quality.heldout_measure(out)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps(before, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    return before
+
+
+def heldout_report(before: dict | None, after: dict, out: Path, *, answers: int = 20, continuations: int = 5) -> str:
+    """HELDOUT.md: the held-out tables before and after (same function, both folders), 20 held-out chat answers and
+    5 continuations of es-base, each printed as the model wrote it."""
+    lines = ["# The shipped models on the held-out set (issue 24)", "",
+             "Measured by `makedata.quality.heldout_measure` on the questions, sums and text of"
+             " `course/tools/makedata/heldout/` (written apart from the training data, never trained on).", ""]
+    if before is not None:
+        lines += ["## Before this build", "", quality.heldout_table(before, "before"), ""]
+    lines += ["## After this build", "", quality.heldout_table(after, "after"), "",
+              f"## es-chat: {answers} held-out questions and the sums, greedy answers as generated", ""]
+    for a in quality.spread(after["es-chat"]["answers"], answers) + after["es-chat"]["sum_answers"]:
+        lines.append(f"- {'on topic' if a['ok'] else 'off topic / wrong'}: {a['q']} → {quality.one_line_answer(a['answer'])}")
+    model, tok = pretrained.load("es-base", models_dir=out)
+    lines += ["", f"## es-base: {continuations} continuations (temperature 0.8, top-p 0.95, seeds 0 to {continuations - 1})", ""]
+    for c in quality.continuations(model, tok, n=continuations):
+        lines.append(f"- {c['prompt']}|{c['text'].replace(chr(10), '⏎')}")
+    return "\n".join(lines) + "\n"
 
 
 def _bytes_of(texts: list[str]) -> int:
@@ -612,6 +827,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.add_argument("--sweep", action="store_true", help="train the size candidates for es-base and write SWEEP.md (slow)")
     parser.add_argument("--only", help="with --sweep: train only this candidate")
+    parser.add_argument("--recipe", choices=sorted(RECIPES), help=f"which recipe (default: {DEFAULT_RECIPE}; smoke with --smoke)")
+    parser.add_argument("--checkpoints", help=f"checkpoint folder of a resumable recipe (default: {CHECKPOINTS})")
     args = parser.parse_args(argv)
     if args.threads is not None and args.threads < 1:
         parser.error("--threads must be >= 1")
@@ -626,7 +843,8 @@ def main(argv: list[str] | None = None) -> int:
         out = Path(tempfile.mkdtemp(prefix="llmlab-models-smoke-"))
     else:
         out = DATA / "models"
-    build(out, smoke=args.smoke, threads=args.threads, progress=not args.no_progress)
+    build(out, smoke=args.smoke, threads=args.threads, progress=not args.no_progress, recipe=args.recipe,
+          checkpoints=args.checkpoints)
     print(out)
     return 0
 

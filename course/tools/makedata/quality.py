@@ -19,8 +19,11 @@ models before and after a rebuild.
 
 from __future__ import annotations
 
+import json
 import math
+import re
 import unicodedata
+from pathlib import Path
 
 import torch
 
@@ -32,7 +35,8 @@ from llmlab.train import build_sft_examples, evaluate
 from .corpus_writer import spelling
 from .corpus_writer.diversity import words
 
-__all__ = ["PROMPTS", "chat_answer_perplexity", "chat_answers", "content_stems", "continuations", "on_topic",
+__all__ = ["HELDOUT", "PROMPTS", "answer_number", "chat_answer_perplexity", "heldout_chat", "heldout_text", "load_heldout",
+           "keyword_on_topic", "loop_rate", "text_scores", "chat_answers", "content_stems", "continuations", "on_topic",
            "reference_overlap", "repetition_rate", "spread", "valid_word_rate"]
 
 # Beginnings of texts in the registers of the corpus (and of the labs' examples).
@@ -159,3 +163,192 @@ def reference_overlap(answer: str, reference: str) -> float:
     """Share of the reference answer's content stems that the answer also contains (1.0 if the reference has none)."""
     ref = content_stems(reference)
     return len(ref & content_stems(answer)) / len(ref) if ref else 1.0
+
+
+# ---------------------------------------------------------------------------------------------
+# The held-out set of issue 24 (heldout/): written by hand, apart from the training templates
+# ---------------------------------------------------------------------------------------------
+# ``heldout/questions.json``: everyday questions in several phrasings, each with the words an on-topic answer
+# would use, and one-digit sums with their results; ``heldout/text.txt``: natural Spanish text, never trained on.
+# Nothing in corpus_writer reads these files (tests/test_makedata_quality.py checks that no question and no
+# sentence of the text appears in the corpus or the chat data).
+HELDOUT = Path(__file__).resolve().parent / "heldout"
+NUMBER_WORDS = {"cero": 0, "uno": 1, "una": 1, "dos": 2, "tres": 3, "cuatro": 4, "cinco": 5, "seis": 6, "siete": 7,
+                "ocho": 8, "nueve": 9, "diez": 10, "once": 11, "doce": 12, "trece": 13, "catorce": 14, "quince": 15,
+                "dieciséis": 16, "diecisiete": 17, "dieciocho": 18}
+
+
+def load_heldout(folder: str | Path | None = None) -> dict:
+    """``{"questions": [{"q", "keywords"}], "sums": [{"q", "answer"}], "text": str}`` from ``heldout/``."""
+    folder = Path(folder) if folder is not None else HELDOUT
+    data = json.loads((folder / "questions.json").read_text(encoding="utf-8"))
+    return {"questions": data["questions"], "sums": data["sums"], "text": (folder / "text.txt").read_text(encoding="utf-8")}
+
+
+def _plain(word: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFD", word.lower()) if unicodedata.category(c) != "Mn")
+
+
+def keyword_on_topic(answer: str, keywords: list[str]) -> bool:
+    """Does ``answer`` contain a word that begins with one of ``keywords`` (case and accents ignored)?
+
+    «Viven en el agua del mar.» is on topic for ``["agua", "mar"]``; «El viernes es un modelo.» is not. A word
+    beginning, so that «perro» also accepts «perros» (not «perrito»: list it); digits count as words («4» for ``["4"]``).
+    """
+    plain = [_plain(w) for w in re.findall(r"\w+", answer)]
+    keys = [_plain(k) for k in keywords]
+    return any(w.startswith(k) for w in plain for k in keys)
+
+
+def answer_number(answer: str) -> int | None:
+    """The result an answer gives: its last number, in digits («7») or in words («siete»); ``None`` if it has none.
+
+    The last one, because answers state the result at the end («2 + 3 = 5.», «Dos más tres son cinco.», «Tienes 4,
+    porque 2 + 2 = 4.»); an answer that only repeats the question («2 + 3») counts as giving 3, which is wrong.
+    """
+    found = None
+    for token in re.findall(r"\d+|[^\W\d_]+", answer.lower()):
+        if token.isdigit():
+            found = int(token)
+        elif token in NUMBER_WORDS:
+            found = NUMBER_WORDS[token]
+    return found
+
+
+def loop_rate(texts: list[str], n: int = 4, threshold: float = 0.2) -> float:
+    """Share of ``texts`` that loop: more than ``threshold`` of their ``n``-grams of words or numbers repeat an earlier
+    one of the same text («2 2 2 2 2» loops as much as «el agua, el agua, el agua»)."""
+    def looped(text: str) -> bool:
+        w = re.findall(r"\w+", text.lower())
+        grams = [tuple(w[i:i + n]) for i in range(len(w) - n + 1)]
+        return bool(grams) and 1 - len(set(grams)) / len(grams) > threshold
+
+    return sum(looped(t) for t in texts) / len(texts) if texts else 0.0
+
+
+@torch.no_grad()
+def _answer(model, tok, question: str, style: str, max_new_tokens: int) -> tuple[str, bool]:
+    """Greedy answer to one question, and whether it ended with a stop token (a clean stop)."""
+    stops = [tok.special_tokens[t] for t in STOP_TOKENS[style]]
+    ids = encode_chat([{"role": "user", "content": question}], tok, style, add_generation_prompt=True)
+    room = min(max_new_tokens, model.config.max_seq_len - len(ids))
+    full = generate(model, torch.tensor(ids), room, eos_token_id=stops).tolist()[len(ids):]
+    stopped = bool(full) and full[-1] in stops
+    return tok.decode([t for t in full if t not in stops]), stopped
+
+
+def heldout_chat(model, tok, *, style: str = "chatml", heldout: dict | None = None, max_new_tokens: int = 40) -> dict:
+    """Greedy answers to the held-out questions and sums: on-topic rate, sum accuracy, clean stops, loops.
+
+    Returns ``{"on_topic", "sums_right", "clean_stops", "loops", "answers": [{"q", "answer", "ok"}],
+    "sum_answers": [...]}`` (rates in 0..1).
+    """
+    heldout = heldout or load_heldout()
+    answers, sums, stops = [], [], 0
+    for item in heldout["questions"]:
+        text, stopped = _answer(model, tok, item["q"], style, max_new_tokens)
+        answers.append({"q": item["q"], "answer": text, "ok": keyword_on_topic(text, item["keywords"])})
+        stops += stopped
+    for item in heldout["sums"]:
+        text, stopped = _answer(model, tok, item["q"], style, max_new_tokens)
+        sums.append({"q": item["q"], "answer": text, "ok": answer_number(text) == item["answer"]})
+        stops += stopped
+    every = answers + sums
+    return {"on_topic": sum(a["ok"] for a in answers) / len(answers), "sums_right": sum(a["ok"] for a in sums) / len(sums),
+            "clean_stops": stops / len(every), "loops": loop_rate([a["answer"] for a in every]),
+            "answers": answers, "sum_answers": sums}
+
+
+def text_scores(model, tok, text: str, train_ids: torch.Tensor, *, bigram_k: float = 0.01, unigram_k: float = 0.001) -> dict:
+    """Perplexity of ``model`` on ``text`` next to three baselines on the same tokens (``makedata.models.ngram_nll``):
+
+    - ``bigram`` and ``unigram``: add-k models counted on ``train_ids`` (the corpus train split);
+    - ``unigram_on_text``: a unigram fitted on ``text`` itself (it knows the text's own word frequencies, a baseline
+      that a model which generalises must still beat).
+    """
+    from llmlab.train import encode_documents, evaluate
+
+    from .models import ngram_nll
+
+    ids = encode_documents([text], tok)
+    V = len(tok)
+    return {"tokens": int(ids.numel()), "model": math.exp(evaluate(model, ids)),
+            "bigram": math.exp(ngram_nll(train_ids, ids, V, 2, bigram_k)),
+            "unigram": math.exp(ngram_nll(train_ids, ids, V, 1, unigram_k)),
+            "unigram_on_text": math.exp(ngram_nll(ids, ids, V, 1, unigram_k))}
+
+
+def heldout_text(model, tok, train_ids: torch.Tensor, *, heldout: dict | None = None, samples: int = 40,
+                 new_tokens: int = 60) -> dict:
+    """es-base on the held-out text (``text_scores``) plus its own sampled text: valid-word rate and loops."""
+    heldout = heldout or load_heldout()
+    scores = text_scores(model, tok, heldout["text"], train_ids)
+    texts = [c["text"] for c in continuations(model, tok, n=samples, new_tokens=new_tokens)]
+    valid = valid_word_rate(texts)
+    return {**scores, "valid_words": None if valid is None else valid["rate"], "loops": loop_rate(texts),
+            "repetition": sum(repetition_rate(t) for t in texts) / len(texts)}
+
+
+def heldout_measure(models_dir=None, *, samples: int = 40, data_dir=None) -> dict:
+    """Every held-out number for one models folder (the shipped one by default): the same call before and after."""
+    from llmlab import corpus, pretrained
+    from llmlab.train import encode_documents
+
+    tok = pretrained.load_tokenizer(models_dir=models_dir)
+    train_ids = encode_documents(corpus.load_documents("train", data_dir=data_dir), tok)
+    base = pretrained.load("es-base", models_dir=models_dir)[0]
+    chat = pretrained.load("es-chat", models_dir=models_dir)[0]
+    style = pretrained.info("es-chat", models_dir=models_dir).get("chat_style") or "chatml"
+    heldout = load_heldout()
+    return {"es-base": heldout_text(base, tok, train_ids, heldout=heldout, samples=samples),
+            "es-chat": heldout_chat(chat, tok, style=style, heldout=heldout)}
+
+
+def heldout_table(r: dict, label: str = "") -> str:
+    """The held-out results as Markdown: one table for the text, one for the chat (rates in %)."""
+    b, c = r["es-base"], r["es-chat"]
+    vw = "n/a (no hunspell)" if b["valid_words"] is None else f"{100 * b['valid_words']:.1f} %"
+    lines = [
+        f"| {label or 'models'} | value |", "|---|---:|",
+        f"| es-base perplexity on the held-out text ({b['tokens']} tokens) | {b['model']:.1f} |",
+        f"| bigram (corpus train split) on it | {b['bigram']:.1f} |",
+        f"| unigram (corpus train split) on it | {b['unigram']:.1f} |",
+        f"| unigram fitted on the held-out text itself | {b['unigram_on_text']:.1f} |",
+        f"| es-base valid-word rate (hunspell es_ES, sampled text) | {vw} |",
+        f"| es-base samples that loop | {100 * b['loops']:.0f} % |",
+        f"| es-chat on topic ({len(c['answers'])} held-out questions) | {100 * c['on_topic']:.0f} % |",
+        f"| es-chat one-digit sums right ({len(c['sum_answers'])}) | {100 * c['sums_right']:.0f} % |",
+        f"| es-chat answers that end with a stop token | {100 * c['clean_stops']:.0f} % |",
+        f"| es-chat answers that loop | {100 * c['loops']:.0f} % |",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python course/tools/makedata quality [--models-dir DIR ...] [--json PATH]``: the held-out tables."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python course/tools/makedata quality", description=main.__doc__)
+    parser.add_argument("--models-dir", action="append", help="a models folder (repeatable; default: the shipped one)")
+    parser.add_argument("--samples", type=int, default=40, help="sampled continuations of es-base")
+    parser.add_argument("--json", help="also write every number and answer here")
+    parser.add_argument("--answers", type=int, default=20, help="print this many held-out chat answers")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    results = {}
+    for folder in args.models_dir or [None]:
+        label = folder or "shipped"
+        r = results[label] = heldout_measure(folder, samples=args.samples)
+        print(heldout_table(r, label))
+        for a in spread(r["es-chat"]["answers"], args.answers):
+            print(f"- {'✓' if a['ok'] else '✗'} {a['q']} → {one_line_answer(a['answer'])}")
+        for a in r["es-chat"]["sum_answers"]:
+            print(f"- {'✓' if a['ok'] else '✗'} {a['q']} → {one_line_answer(a['answer'])}")
+        print()
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+def one_line_answer(text: str) -> str:
+    return text.replace("\n", "⏎").strip() or "(nothing)"
