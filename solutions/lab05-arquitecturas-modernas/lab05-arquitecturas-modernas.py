@@ -327,6 +327,8 @@ with reference_blocked(*REFERENCIAS):
     idx_g, pesos_g = checked_call(enrutar, np.array([1.0]), np.array([[1000.0], [999.0], [-5.0]]), 2)
     check_close(pesos_g, [0.731059, 0.268941], atol=1e-6, what="logits enormes [1000, 999, -5]",
                 hint="resta el máximo de los logits antes de np.exp")
+check_raises(lambda: enrutar([1.0], W_libro.tolist(), 0), ValueError, what="enrutar con k = 0",
+             hint="el enunciado pide este ValueError: lanzarlo es parte del ejercicio y también puntúa")
 ok("el enrutador reproduce el 0.721 / 0.279 del capítulo")
 ### BEGIN HIDDEN TESTS
 with hidden("enrutar: casos aleatorios, empates, permutaciones de W_r y errores"):

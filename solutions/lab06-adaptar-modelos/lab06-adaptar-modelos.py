@@ -209,6 +209,8 @@ check_close(float(np.sum(grad_61)), 0.0, atol=1e-6, what="la suma del gradiente"
 with reference_blocked(*REFERENCIAS):
     perdida_lista, _ = checked_call(softmax_xent, [0.0, 0.0], 0)
 check_close(perdida_lista, math.log(2), atol=1e-6, what="dos logits iguales (entrada como lista)")
+check_raises(lambda: softmax_xent(np.array([1.0, 2.0]), 2), ValueError, what="softmax_xent con un índice fuera del vocabulario",
+             hint="el enunciado pide este ValueError: lanzarlo es parte del ejercicio y también puntúa")
 ok("pérdida 1.408 y gradiente [0.665, −0.755, 0.090], como en el capítulo")
 ### BEGIN HIDDEN TESTS
 with hidden("softmax_xent: logits aleatorios y enormes, bordes y errores"):
@@ -621,6 +623,8 @@ with reference_blocked(*REFERENCIAS):
     check_equal(checked_call(lora_param_count, 4096, 4096, 64), 524_288, what="LoRA r=64 sobre 4096 × 4096")
     check_equal(checked_call(lora_param_count, 4096, 4096, 0), 0, what="r = 0")
 print(f"ajuste completo: {fmt_int(4096 * 4096)}   LoRA r=16: {fmt_int(n_16)}   fracción: {100 * n_16 / 4096**2:.3f} %")
+check_raises(lambda: lora_param_count(5, 3, 4), ValueError, what="lora_param_count con r mayor que min(d_in, d_out)",
+             hint="el enunciado pide este ValueError: lanzarlo es parte del ejercicio y también puntúa")
 ok("131 072 frente a 16 777 216: un 0.781 %")
 ### BEGIN HIDDEN TESTS
 with hidden("lora_param_count: matrices no cuadradas, rangos límite y errores"):

@@ -284,6 +284,8 @@ with reference_blocked(C.serving_memory_gb, C.weight_memory_gb, C.kv_bytes):
     check_close(cuatro["weights"], 3.5, atol=5e-3, what="pesos en 4 bits (GB)")
     check_close(cuatro["kv"], 17.18, atol=5e-3, what="caché KV en FP16 con los pesos en 4 bits (GB)",
                 hint="cuantizar los pesos no cambia los bytes de la caché: usa kv_bytes_per_value")
+check_raises(lambda: serving_memory_gb(-1, 16, 32, 8, 4096, 32, 128), ValueError,
+             what="serving_memory_gb con un número de parámetros negativo", hint="el enunciado pide este ValueError: lanzarlo es parte del ejercicio y también puntúa")
 ok("14 + 17.18 = 31.18 GB: la caché pesa más que los pesos")
 ### BEGIN HIDDEN TESTS
 with hidden("serving_memory_gb: casos aleatorios, caché cuantizada y errores"):

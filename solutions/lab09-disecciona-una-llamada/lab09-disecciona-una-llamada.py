@@ -1429,6 +1429,8 @@ with reference_blocked(*REFERENCIAS):
                 what="pesos de 4 bits y caché FP8 (12.09 GB)")
     check_equal(checked_call(fits_on_device, 7e9, 16, 4096, 32, 32, 128, 80, batch=8), True,
                 what="7B MHA, 8 secuencias de 4 096 tokens en 80 GB (31.18 GB)")
+check_raises(lambda: fits_on_device(7e9, 4, -1, 32, 8, 128, 24), ValueError, what="fits_on_device con un contexto negativo",
+             hint="el enunciado pide este ValueError: lanzarlo es parte del ejercicio y también puntúa")
 ok("el caso de la GPU de 24 GB sale con sus matices")
 ### BEGIN HIDDEN TESTS
 with hidden("fits_on_device: bordes exactos, GB frente a GiB, lote, reserva y errores"):
