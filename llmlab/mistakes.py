@@ -3,7 +3,7 @@
 The course keeps, for every graded exercise, a catalogue of common mistakes (the mutants of ``tests/mutants``).
 ``course/tools/mistake_catalog.py`` runs each of them, and the correct answer, on a few *probe* calls (the
 inputs of the exercise's visible checks: the hidden tests' inputs never leave the grader) and ships the
-recorded behaviour here, as ``llmlab/data/mistakes/labNN.json``.
+recorded behaviour here, as ``llmlab/data/mistakes/labNN.json.gz`` (gzip: the probes carry whole input arrays).
 
 When a visible check fails, :func:`note` runs the student's functions on the same probes and compares what
 they return with the recorded outputs. It names a mistake only when
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import gzip
 import io
 import json
 import math
@@ -143,9 +144,12 @@ def encode(x: Any) -> dict:
     raise Unencodable(type(x).__name__)
 
 
-def decode(d: dict) -> Any:
-    """The value ``encode`` described (a fresh object every time)."""
+def decode(d: dict, blobs: dict | None = None) -> Any:
+    """The value ``encode`` described (a fresh object every time). ``{"t": "blob", "v": key}`` stands for
+    ``blobs[key]``: a large array the probes of an exercise share is stored once."""
     t, v = d["t"], d.get("v")
+    if t == "blob":
+        return decode(blobs[v])
     if t == "none":
         return None
     if t in ("bool", "int", "str"):
@@ -153,10 +157,10 @@ def decode(d: dict) -> Any:
     if t == "float":
         return _unfloat(v)
     if t in ("list", "tuple"):
-        items = [decode(e) for e in v]
+        items = [decode(e, blobs) for e in v]
         return items if t == "list" else tuple(items)
     if t == "dict":
-        return {k: decode(e) for k, e in v.items()}
+        return {k: decode(e, blobs) for k, e in v.items()}
     if t == "ndarray":
         return np.array([_unfloat(e) if isinstance(e, str) else e for e in v], dtype=d["dtype"]).reshape(d["shape"])
     if t == "np_rng":
@@ -189,6 +193,16 @@ def _close(a: Any, b: Any) -> bool:
     return abs(a - b) <= ATOL + RTOL * max(abs(a), abs(b))
 
 
+def _sums_close(a: dict, b: dict) -> bool:
+    """Sums of two summarised arrays, within float32 tolerance of the size of their terms (a sum may cancel)."""
+    if not _close(a["abs"], b["abs"]):
+        return False
+    sa, sb, scale = (float(a["sum"]), float(b["sum"]), float(a["abs"]))
+    if not (math.isfinite(sa) and math.isfinite(sb) and math.isfinite(scale)):
+        return _close(a["sum"], b["sum"])
+    return abs(sa - sb) <= ATOL + RTOL * scale
+
+
 def same(a: dict, b: dict) -> bool:
     """Whether two encoded values are the same behaviour: same kind of value, numbers within float32 tolerance.
 
@@ -209,7 +223,9 @@ def same(a: dict, b: dict) -> bool:
         return a["v"].keys() == b["v"].keys() and all(same(a["v"][k], b["v"][k]) for k in a["v"])
     if ta in ("ndarray", "tensor"):
         kind = {"ndarray": lambda s: np.dtype(s).kind, "tensor": lambda s: "f" if "float" in s else s[:3]}[ta]
-        if kind(a["dtype"]) != kind(b["dtype"]) or a["shape"] != b["shape"]:
+        if kind(a["dtype"]) != kind(b["dtype"]) or a["shape"] != b["shape"] or len(a["v"]) != len(b["v"]):
+            return False
+        if ("sum" in a) != ("sum" in b) or ("sum" in a and not _sums_close(a, b)):
             return False
         return all(_close(x, y) for x, y in zip(a["v"], b["v"]))
     if ta == "error":
@@ -219,6 +235,25 @@ def same(a: dict, b: dict) -> bool:
 
 # --- Running a function on the probes ---------------------------------------------------------------------------
 
+SAMPLE = 128
+
+
+def summarised(d: dict) -> dict:
+    """An encoded output with every large array cut down to 128 evenly spaced values plus its sum and the sum of
+    its absolute values (enough to tell behaviours apart, and the catalogue stays small)."""
+    if d["t"] in ("ndarray", "tensor") and len(d["v"]) > SAMPLE:
+        values = np.array([float(e) for e in d["v"]], dtype=float)
+        picked = np.linspace(0, len(values) - 1, SAMPLE).round().astype(int)
+        with np.errstate(all="ignore"):
+            total, size = float(values.sum()), float(np.abs(values).sum())
+        return {**d, "v": [d["v"][i] for i in picked], "sum": _float(total), "abs": _float(size)}
+    if d["t"] in ("list", "tuple"):
+        return {**d, "v": [summarised(e) for e in d["v"]]}
+    if d["t"] == "dict":
+        return {**d, "v": {k: summarised(e) for k, e in d["v"].items()}}
+    return d
+
+
 def _modified(before: Any, after: Any) -> bool:
     try:
         return not same(encode(before), encode(after))
@@ -226,14 +261,14 @@ def _modified(before: Any, after: Any) -> bool:
         return False
 
 
-def run_probe(functions: dict[str, Callable[..., Any]], probe: dict) -> dict:
+def run_probe(functions: dict[str, Callable[..., Any]], probe: dict, blobs: dict | None = None) -> dict:
     """What ``functions[probe["call"]]`` does on the probe: its (encoded) result or exception, and whether it
     modified its inputs. Never raises."""
     fn = functions.get(probe["call"])
     if fn is None:
         return {"t": "error", "v": "missing"}
-    args = [decode(a) for a in probe["args"]]
-    kwargs = {k: decode(v) for k, v in probe["kwargs"].items()}
+    args = [decode(a, blobs) for a in probe["args"]]
+    kwargs = {k: decode(v, blobs) for k, v in probe["kwargs"].items()}
     snapshot = (copy.deepcopy(args), copy.deepcopy(kwargs))
     try:
         with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings(), np.errstate(all="ignore"):
@@ -245,7 +280,7 @@ def run_probe(functions: dict[str, Callable[..., Any]], probe: dict) -> dict:
         name = "ValueError" if isinstance(exc, ValueError) else type(exc).__name__
         return {"t": "raise", "v": name}
     try:
-        out = encode(result)
+        out = summarised(encode(result))
     except Unencodable as exc:
         return {"t": "error", "v": f"unencodable {exc}"}
     if _modified(snapshot, (args, kwargs)):
@@ -253,17 +288,28 @@ def run_probe(functions: dict[str, Callable[..., Any]], probe: dict) -> dict:
     return out
 
 
-def behaviour(functions: dict[str, Callable[..., Any]], probes: list[dict]) -> list[dict]:
+def behaviour(functions: dict[str, Callable[..., Any]], probes: list[dict], blobs: dict | None = None) -> list[dict]:
     """The outputs of ``functions`` on every probe."""
-    return [run_probe(functions, p) for p in probes]
+    return [run_probe(functions, p, blobs) for p in probes]
 
 
 def match(outputs: list[dict], entry: dict) -> list[dict]:
     """The mistakes of a catalogue entry whose recorded outputs equal ``outputs`` (none if they equal the
     correct answer's)."""
-    if len(outputs) != len(entry["correct"]) or all(same(o, c) for o, c in zip(outputs, entry["correct"])):
+    correct = entry["correct"]
+    if len(outputs) != len(correct):
         return []
-    return [m for m in entry["mistakes"] if all(same(o, r) for o, r in zip(outputs, m["outputs"]))]
+
+    def rejected_alike(values):
+        # Where the right answer raises, any exception is a rejection: the probes go past the visible checks (a
+        # zero, a negative size), and a valid answer may reject those with another exception than the solution.
+        return [c if c["t"] == "raise" and o["t"] == "raise" else o for o, c in zip(values, correct)]
+
+    outputs = rejected_alike(outputs)
+    if all(same(o, c) for o, c in zip(outputs, correct)):
+        return []
+    return [m for m in entry["mistakes"]
+            if all(same(o, r) for o, r in zip(outputs, rejected_alike(m["outputs"])))]
 
 
 def verdict(matches: list[dict]) -> str | None:
@@ -277,20 +323,21 @@ def verdict(matches: list[dict]) -> str | None:
 @lru_cache(maxsize=None)
 def load_catalogue(lab: str) -> dict:
     """The shipped catalogue of one lab (``labNN``), or an empty one."""
-    path = CATALOGUE_DIR / f"{lab}.json"
+    path = CATALOGUE_DIR / f"{lab}.json.gz"
     if not path.is_file():
         return {"format": FORMAT, "exercises": {}}
-    return json.loads(path.read_text(encoding="utf-8"))
+    return json.loads(gzip.decompress(path.read_bytes()).decode("utf-8"))
 
 
 @lru_cache(maxsize=None)
 def _index() -> dict[str, list[tuple[str, str]]]:
     """function name -> [(lab, answer_id)] over every shipped catalogue."""
     found: dict[str, list[tuple[str, str]]] = {}
-    for path in sorted(CATALOGUE_DIR.glob("lab*.json")):
-        for answer_id, entry in load_catalogue(path.stem)["exercises"].items():
+    for path in sorted(CATALOGUE_DIR.glob("lab*.json.gz")):
+        lab = path.name.split(".")[0]
+        for answer_id, entry in load_catalogue(lab)["exercises"].items():
             for name in entry["functions"]:
-                found.setdefault(name, []).append((path.stem, answer_id))
+                found.setdefault(name, []).append((lab, answer_id))
     return found
 
 
@@ -331,7 +378,7 @@ def candidates(fn: Callable[..., Any], namespace: dict | None = None) -> list[di
             functions = entry_functions(entry, namespace)
             if functions is None:
                 continue
-            found += match(behaviour(functions, entry["probes"]), entry)
+            found += match(behaviour(functions, entry["probes"], entry.get("blobs")), entry)
     finally:
         _state["busy"] = False
     return found

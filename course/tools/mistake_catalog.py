@@ -1,4 +1,4 @@
-"""Build the catalogue of common mistakes that the labs' checks name: ``llmlab/data/mistakes/labNN.json``.
+"""Build the catalogue of common mistakes that the labs' checks name: ``llmlab/data/mistakes/labNN.json.gz``.
 
 For every graded exercise of a lab:
 
@@ -18,6 +18,7 @@ a fingerprint of what it was built from (``sources``); ``tests/test_mistakes.py`
 from __future__ import annotations
 
 import argparse
+import gzip
 import hashlib
 import inspect
 import json
@@ -36,7 +37,7 @@ from llmlab import mistakes  # noqa: E402
 # catalogues then read as stale until rebuilt.
 VERSION = 1
 MAX_PROBES = 40
-MAX_PROBE_CHARS = 200_000
+MAX_PROBE_CHARS = 2_000_000
 
 
 def default_hint(name: str) -> str:
@@ -70,7 +71,7 @@ def fingerprint(lab: str) -> str:
 def is_current(lab: str) -> bool:
     """Whether the shipped catalogue of ``lab`` was built from its present exercises, mutants and tools."""
     path = catalogue_path(lab)
-    return path.is_file() and json.loads(path.read_text(encoding="utf-8")).get("sources") == fingerprint(lab)
+    return path.is_file() and json.loads(gzip.decompress(path.read_bytes())).get("sources") == fingerprint(lab)
 
 
 def _recorder(name, fn, calls):  # noqa: C901
@@ -124,15 +125,14 @@ def record_probes(run, exercise) -> list[dict]:
 
 
 def _as_array(d: dict) -> dict | None:
-    """A list of floats (or of lists of floats) as the float64 array it describes, or None."""
+    """A list of numbers (or of lists of them) as the NumPy array it describes, or None."""
     if d["t"] != "list":
         return None
     try:
-        arr = np.asarray(mistakes.decode(d), dtype=float)
+        arr = np.asarray(mistakes.decode(d))  # ints stay ints (IDs), floats float64
     except (TypeError, ValueError):
         return None
-    if arr.dtype != np.float64 or arr.size == 0 or not all(
-            e["t"] in ("float", "int", "list") for e in d["v"]):
+    if arr.dtype.kind not in "if" or arr.size == 0:
         return None
     return mistakes.encode(arr)
 
@@ -148,9 +148,43 @@ def _changed_default(value):
     return None
 
 
+JITTER = False  # measured on labs 02, 04, 06: one more mutant named in all; not worth the probes
+
+
+def _jitter(probe: dict) -> dict | None:
+    """The probe with every float array (or list of floats) moved by up to ±25 % element by element, seeded by the
+    probe itself: other values than the visible ones, of the same shape and kind (None when there is none)."""
+    seed = int(hashlib.sha256(json.dumps(probe, sort_keys=True).encode()).hexdigest()[:8], 16)
+    rng = np.random.default_rng(seed)
+    moved = [False]
+
+    def walk(d):
+        if d["t"] in ("ndarray", "tensor") and d["dtype"].startswith(("float", "torch.float")) and len(d["v"]) >= 2:
+            moved[0] = True
+            values = [float(e) for e in d["v"]]
+            return {**d, "v": [mistakes._float(v * (1 + 0.25 * rng.uniform(-1, 1))) for v in values]}
+        if d["t"] == "list" and len(d["v"]) >= 2 and all(e["t"] == "float" for e in d["v"]):
+            moved[0] = True
+            return {**d, "v": [{"t": "float", "v": mistakes._float(float(e["v"]) * (1 + 0.25 * rng.uniform(-1, 1)))}
+                               for e in d["v"]]}
+        if d["t"] in ("list", "tuple"):
+            return {**d, "v": [walk(e) for e in d["v"]]}
+        if d["t"] == "dict":
+            return {**d, "v": {k: walk(e) for k, e in d["v"].items()}}
+        return d
+
+    out = {**probe, "args": [walk(a) for a in probe["args"]], "kwargs": {k: walk(v) for k, v in probe["kwargs"].items()}}
+    return out if moved[0] else None
+
+
 def variants(probe: dict, signature) -> list[dict]:
     """More probes made from a visible one: lists given as arrays (a function that changes its input in place
-    is only caught on arrays), each unused optional parameter changed, each number argument at 0 and negated."""
+    is only caught on arrays), each unused optional parameter changed, each number argument at 0 and negated.
+
+    The last are ``edge`` probes: ``build_lab`` keeps one only where the solution rejects it with the documented
+    ValueError (elsewhere a zero or a negative size is outside what the statement specifies, and a valid answer
+    may do anything there). A ``jittered`` copy (float inputs moved by up to ±25 %) is kept only where the solution
+    does not raise: it stays inside the domain the statement describes."""
     out = []
 
     def with_arg(i, value):
@@ -163,11 +197,15 @@ def variants(probe: dict, signature) -> list[dict]:
         if as_array is not None:
             out.append(with_arg(i, as_array))
         if arg["t"] in ("int", "float") and arg["v"] not in (0, 0.0) and not isinstance(arg["v"], str):
-            out.append(with_arg(i, {**arg, "v": 0 if arg["t"] == "int" else 0.0}))
-            out.append(with_arg(i, {**arg, "v": -arg["v"]}))
+            out.append({**with_arg(i, {**arg, "v": 0 if arg["t"] == "int" else 0.0}), "edge": True})
+            out.append({**with_arg(i, {**arg, "v": -arg["v"]}), "edge": True})
     for k, arg in probe["kwargs"].items():
         if arg["t"] in ("int", "float") and arg["v"] not in (0, 0.0) and not isinstance(arg["v"], str):
-            out.append({**probe, "kwargs": {**probe["kwargs"], k: {**arg, "v": -arg["v"]}}})
+            out.append({**probe, "kwargs": {**probe["kwargs"], k: {**arg, "v": -arg["v"]}}, "edge": True})
+    if JITTER:
+        jittered = _jitter(probe)
+        if jittered is not None:
+            out.append({**jittered, "inside": True})
     if signature is not None:
         params = list(signature.parameters.values())
         for j, param in enumerate(params):
@@ -203,9 +241,10 @@ def build_lab(lab: str) -> dict:
         with quiet_matplotlib():
             correct = _functions(run._new_module(run.module.__dict__), names)
             first, second = mistakes.behaviour(correct, probes), mistakes.behaviour(correct, probes)
-            keep = [i for i, (a, b) in enumerate(zip(first, second)) if mistakes.same(a, b)
-                    and a["t"] != "error"]
-            probes = [probes[i] for i in keep]
+            keep = [i for i, (a, b) in enumerate(zip(first, second)) if mistakes.same(a, b) and a["t"] != "error"
+                    and (not probes[i].get("edge") or a == {"t": "raise", "v": "ValueError"})
+                    and (not probes[i].get("inside") or a["t"] != "raise")]
+            probes = [{k: v for k, v in probes[i].items() if k not in ("edge", "inside")} for i in keep]
             correct_out = [first[i] for i in keep]
             entry = {
                 "functions": {n: list(inspect.signature(run.module.__dict__[n]).parameters)
@@ -230,6 +269,7 @@ def build_lab(lab: str) -> dict:
                 entry["mistakes"].append({"name": name, "hint": written_hint(hint) if hint else default_hint(name),
                                           "outputs": outputs[0]})
         if probes:
+            entry["probes"], entry["blobs"] = shared_blobs(probes)
             catalogue["exercises"][answer_id] = entry
     return catalogue
 
@@ -282,12 +322,38 @@ def measure(lab: str, run=None) -> dict:
     return result
 
 
+BLOB_VALUES = 256
+
+
+def shared_blobs(probes: list[dict]) -> tuple[list[dict], dict]:
+    """The probes with every large array replaced by a reference into a table where each is stored once (the
+    checks of an exercise pass the same embedding table or model weights to every call)."""
+    blobs: dict[str, dict] = {}
+
+    def walk(d):
+        if d["t"] in ("ndarray", "tensor") and len(d["v"]) > BLOB_VALUES:
+            key = hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
+            blobs[key] = d
+            return {"t": "blob", "v": key}
+        if d["t"] in ("list", "tuple"):
+            return {**d, "v": [walk(e) for e in d["v"]]}
+        if d["t"] == "dict":
+            return {**d, "v": {k: walk(e) for k, e in d["v"].items()}}
+        return d
+
+    out = [{**p, "args": [walk(a) for a in p["args"]], "kwargs": {k: walk(v) for k, v in p["kwargs"].items()}}
+           for p in probes]
+    return out, blobs
+
+
 def catalogue_path(lab: str) -> Path:
-    return mistakes.CATALOGUE_DIR / f"{lab[:5]}.json"
+    return mistakes.CATALOGUE_DIR / f"{lab[:5]}.json.gz"
 
 
-def dumps(catalogue: dict) -> str:
-    return json.dumps(catalogue, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n"
+def dumps(catalogue: dict) -> bytes:
+    """The catalogue as gzip'd JSON, byte for byte the same for the same content (no timestamp in the header)."""
+    text = json.dumps(catalogue, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n"
+    return gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -310,7 +376,7 @@ def main(argv: list[str] | None = None) -> int:
         labs = [lab for lab in labs if not is_current(lab)]
     for lab in labs:
         catalogue = build_lab(lab)
-        catalogue_path(lab).write_text(dumps(catalogue), encoding="utf-8")
+        catalogue_path(lab).write_bytes(dumps(catalogue))
         n = sum(len(e["mistakes"]) for e in catalogue["exercises"].values())
         print(f"{lab}: {len(catalogue['exercises'])} exercises, {n} mistakes -> {catalogue_path(lab).name}")
     return 0
