@@ -217,6 +217,10 @@ def same(a: dict, b: dict) -> bool:
         return a["v"] == b["v"]
     if ta == "float":
         return _close(a["v"], b["v"])
+    if ("sample" in a) != ("sample" in b):
+        return False
+    if "sample" in a:
+        return a["kinds"] == b["kinds"] and a["n"] == b["n"] and same(a["sample"], b["sample"])
     if ta in ("list", "tuple"):
         return len(a["v"]) == len(b["v"]) and all(same(x, y) for x, y in zip(a["v"], b["v"]))
     if ta == "dict":
@@ -247,6 +251,11 @@ def summarised(d: dict) -> dict:
         with np.errstate(all="ignore"):
             total, size = float(values.sum()), float(np.abs(values).sum())
         return {**d, "v": [d["v"][i] for i in picked], "sum": _float(total), "abs": _float(size)}
+    if d["t"] == "list" and len(d["v"]) > SAMPLE and all(e["t"] in ("int", "float") for e in d["v"]):
+        kinds = sorted({e["t"] for e in d["v"]})  # a long list of numbers: summarised like an array, kept a list
+        as_array = summarised({"t": "ndarray", "dtype": "float64", "shape": [len(d["v"])],
+                               "v": [e["v"] for e in d["v"]]})
+        return {"t": "list", "kinds": kinds, "n": len(d["v"]), "sample": as_array}
     if d["t"] in ("list", "tuple"):
         return {**d, "v": [summarised(e) for e in d["v"]]}
     if d["t"] == "dict":
@@ -378,7 +387,8 @@ def candidates(fn: Callable[..., Any], namespace: dict | None = None) -> list[di
             functions = entry_functions(entry, namespace)
             if functions is None:
                 continue
-            found += match(behaviour(functions, entry["probes"], entry.get("blobs")), entry)
+            blobs = load_catalogue(lab).get("blobs", {})
+            found += match(behaviour(functions, entry["probes"], blobs), entry)
     finally:
         _state["busy"] = False
     return found
