@@ -43,7 +43,7 @@ export TRANSFORMERS_OFFLINE := 1
 export PYTHONHASHSEED := 0
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: all grade grades formgrader test test-fast test-all release solutions execute lab site wheel dist tag corpus model adapters bench serve clean distclean venv sysdeps
+.PHONY: all grade grades formgrader test test-fast test-all release solutions mistakes execute lab site wheel dist tag corpus model adapters bench serve clean distclean venv sysdeps
 
 all: test
 
@@ -105,11 +105,16 @@ test-all: $(VENV)/.installed sysdeps
 
 release: $(VENV)/.installed
 	$(PY) $(TOOLS)/build_solutions.py --stamp --check
+	$(PY) $(TOOLS)/mistake_catalog.py --stale
 	$(PY) $(TOOLS)/release.py $(if $(FORCE),--force)
 	$(PY) $(TOOLS)/demo_class.py
 
 solutions: $(VENV)/.installed
 	$(PY) $(TOOLS)/build_solutions.py $(LABS)
+
+# The catalogue of common mistakes the checks name (llmlab/data/mistakes/, from tests/mutants): LABS="lab07 ...".
+mistakes: $(VENV)/.installed
+	$(PY) $(TOOLS)/mistake_catalog.py $(LABS)
 
 execute: $(VENV)/.installed
 	$(PY) $(TOOLS)/execute_labs.py $(LABS)

@@ -43,7 +43,7 @@ LAYERS = {
     "labs": [
         "test_lab_structure.py", "test_lab_mutants.py", "test_lab_alternatives.py", "test_lab08_server_cleanup.py",
         "test_execute_labs.py", "test_release_protection.py", "test_course_pipeline.py", "test_wheel_colab_setup.py",
-        "test_numerics.py", "test_colab_badges.py", "test_claims.py",
+        "test_numerics.py", "test_colab_badges.py", "test_claims.py", "test_mistakes_rates.py",
     ],
     "grading": [
         "test_grading.py", "test_grading_dask.py", "test_grading_export.py", "test_grading_resume.py",

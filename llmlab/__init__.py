@@ -34,7 +34,8 @@ Each module holds one idea of the course, written to be read top to bottom:
 - ``cost``: parameter counts, memory, serving speed and price, for real architectures.
 - ``quant``: quantisation (absmax, zero point, groups), GGUF's Q8_0/Q4_0/Q6_K blocks byte for byte,
   ``quantize_model`` with packed weights, an int8 KV cache; ``export``: GGUF files for llama.cpp.
-- ``checks``: the Spanish-language checks used by the notebooks; ``spanish``: numbers printed the Spanish way;
+- ``checks``: the Spanish-language checks used by the notebooks (``mistakes``: a failing check names the common
+  mistake the answer behaves like, from ``data/mistakes/``); ``spanish``: numbers printed the Spanish way;
   ``arguments``: the library's own argument checks (English errors that name the argument).
 
 The machinery that builds ``data/`` (the generated corpus, the models, the adapters) is course tooling and lives

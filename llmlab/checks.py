@@ -38,6 +38,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as _np
 
+from . import mistakes as _mistakes
 from .spanish import fmt_int
 
 __all__ = [
@@ -178,7 +179,7 @@ def _fail(what: str, message: str, hint: str | None, reason: str | None = None) 
     text = f"{what}: {message}"
     if hint:
         text += f"\nPista: {hint}"
-    raise FalloComprobacion(text, reason)
+    raise FalloComprobacion(text + _mistakes.note(), reason)
 
 
 def ok(message: str) -> None:
@@ -411,6 +412,7 @@ def checked_call(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
     and so is any argument wrapped in ``modifiable(...)``: those are meant to change.
     """
     name = getattr(fn, "__name__", "la función")
+    _mistakes.remember(fn)  # a failing check names the common mistake fn behaves like (llmlab.mistakes)
     if not callable(fn):
         _fail(name, f"no es una función sino {_describe(fn)}", None, "no es una función")
     call_args = [_copy(a) for a in args]
@@ -541,7 +543,7 @@ def hidden(description: str):
         raise FalloComprobacion(
             f"Ha fallado una prueba oculta ({description}; {why}). "
             "Las pruebas ocultas usan entradas que no ves: casos aleatorios, bordes y errores "
-            "típicos del capítulo. Repasa el enunciado y los casos límite.",
+            "típicos del capítulo. Repasa el enunciado y los casos límite." + _mistakes.note(),
             reason,
         ) from None
 
