@@ -244,4 +244,4 @@ def test_flat_folder_needs_exactly_one_lab(tmp_path):
          str(tmp_path / "curso"), "--labs", *LABS[:2]],
         capture_output=True, text=True,
     )
-    assert proc.returncode != 0 and "exactly one lab" in (proc.stdout + proc.stderr)
+    assert proc.returncode != 0 and "es de un solo lab" in (proc.stdout + proc.stderr)

@@ -1677,7 +1677,7 @@ with hidden("openness_category y choose_adaptation: todas las combinaciones y to
 # propias condiciones. Nada de eso se adivina: se lee. Un archivo GGUF lleva en su cabecera algunos campos de la
 # ficha (`general.*`); esta celda los lee del modelo publicado que usa el curso, si está instalado.
 
-# %%
+# %% tags=["nbval-ignore-output"]
 import os
 
 from llmlab import gguf_model

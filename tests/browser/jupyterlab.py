@@ -12,6 +12,7 @@ import json
 import secrets
 import signal
 import socket
+import re
 import subprocess
 import time
 import urllib.request
@@ -126,9 +127,13 @@ def cells(page):
     return page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell")
 
 
-def menu(page, top: str, item: str) -> None:
-    """Click a menu item, as a person would: Run → Run All Cells."""
-    page.locator("#jp-MainMenu .lm-MenuBar-itemLabel", has_text=top).click()
+def menu(page, top, item: str) -> None:
+    """Click a menu item, as a person would, by its label in the interface. `make lab` shows JupyterLab in
+    Spanish, but the 4.5 language pack leaves some titles of JupyterLab 4.6 in English (the «Run» menu, whose
+    items are Spanish): ``top`` may list both spellings, ("Ejecutar", "Run")."""
+    titles = (top,) if isinstance(top, str) else tuple(top)
+    exact = re.compile("^(" + "|".join(re.escape(t) for t in titles) + ")$")
+    page.locator("#jp-MainMenu .lm-MenuBar-itemLabel").filter(has_text=exact).first.click()
     page.locator(".lm-Menu-itemLabel").filter(has_text=item).first.click()
 
 

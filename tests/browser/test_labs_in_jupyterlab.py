@@ -1,7 +1,7 @@
 """Every lab as a student meets it, in JupyterLab, in a real browser.
 
 For each lab:
-- the solved notebook runs top to bottom from the menu (Run → Run All Cells): no cell shows an error,
+- the solved notebook runs top to bottom from the menu (Ejecutar → Ejecutar todas las celdas): no cell shows an error,
   and every plot is drawn as an image;
 - in the student's working copy (what `make lab` creates), the setup cell runs and prints nothing;
   the first exercise, untouched, says in Spanish that it is not done; a wrong answer typed through the
@@ -58,7 +58,7 @@ def _error_shown(page, server, path: str, grade_id: str) -> str:
 @pytest.mark.parametrize("lab", LABS)
 def test_solved_lab_runs_top_to_bottom_from_the_menu(page, lab_server, lab):
     jl.open_notebook(page, lab_server, f"resuelto/{lab}.ipynb")
-    jl.menu(page, "Run", "Run All Cells")
+    jl.menu(page, ("Ejecutar", "Run"), "Ejecutar todas las celdas")
     jl.wait_all_run(page, timeout_s=600)
     jl.save(page)
 
@@ -105,7 +105,7 @@ def test_student_notebook_setup_wrong_and_right_answer(page, lab_server, lab):
     answer = cells.nth(_cell_index(nb, attempt.answer_id))
     check = cells.nth(_cell_index(nb, attempt.test_id))
     jl.select(answer)
-    jl.menu(page, "Run", "Run All Above Selected Cell")
+    jl.menu(page, ("Ejecutar", "Run"), "Ejecutar todo por encima de la celda seleccionada")
     jl.wait_kernel_idle(page, timeout_s=300)
 
     # Untouched: the check says, in Spanish, that the exercise is still to be done.
@@ -151,7 +151,7 @@ def test_the_cut_label_check_can_fail(page, lab_server):
     path.parent.mkdir(exist_ok=True)
     nbformat.write(nb, path)
     jl.open_notebook(page, lab_server, "pruebas/etiqueta.ipynb")
-    jl.menu(page, "Run", "Run All Cells")
+    jl.menu(page, ("Ejecutar", "Run"), "Ejecutar todas las celdas")
     jl.wait_all_run(page, timeout_s=120)
     page.wait_for_selector(".jp-NotebookPanel .jupyter-widgets .widget-label", timeout=60_000)
     assert [label["cut"] for label in jl.widget_labels(page)] == [True]
