@@ -453,6 +453,11 @@ with hidden("nll: casos aleatorios, reducción, tipos de entrada y validación")
             check_number(obtenido, kind="float")
             check_close(obtenido, esperado, rtol=1e-5, atol=1e-6)
         check_raises(lambda: nll([0.5], reduction="media"), ValueError)
+        for red_oculto in ("sum", "mean"):
+            for q_oculto in (rng_t.uniform(0.1, 1.0, size=8).astype(np.float32), [1, 1], np.array([0.5, 0.25]), [0.5, 0.25, 0.8]):
+                r_oculto = checked_call(nll, q_oculto, reduction=red_oculto)
+                check_true(isinstance(r_oculto, float),
+                           f"nll debe devolver un float de Python, no {type(r_oculto).__name__}")
         check_raises(lambda: nll([0.3, -0.1]), ValueError)
         check_raises(lambda: nll([0.9, 1.0 + 1e-9]), ValueError)
         check_raises(lambda: nll(np.array([0.2, 0.0, 0.7])), ValueError)
@@ -516,6 +521,10 @@ with hidden("sequence_log_prob: secuencias largas y aleatorias, y validación"):
             check_close(obtenido, esperado, rtol=1e-5, atol=1e-6)
         check_raises(lambda: sequence_log_prob([0.5, 1.5]), ValueError)
         check_raises(lambda: sequence_log_prob([-0.5]), ValueError)
+        for q_oculto in (rng_t.uniform(0.1, 1.0, size=8).astype(np.float32), [1, 1], np.array([0.5, 0.25]), [0.5, 0.25, 0.8]):
+            r_oculto = checked_call(sequence_log_prob, q_oculto)
+            check_true(isinstance(r_oculto, float),
+                       f"sequence_log_prob debe devolver un float de Python, no {type(r_oculto).__name__}")
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -586,6 +595,10 @@ with hidden("perplexity: casos aleatorios, entradas largas y validación"):
             check_number(obtenido, kind="float")
             check_close(obtenido, esperado, rtol=1e-5, atol=1e-6)
         check_raises(lambda: perplexity([0.5, 2.0]), ValueError)
+        for q_oculto in (rng_t.uniform(0.1, 1.0, size=8).astype(np.float32), [1, 1], np.array([0.5, 0.25]), [0.5, 0.25, 0.8]):
+            r_oculto = checked_call(perplexity, q_oculto)
+            check_true(isinstance(r_oculto, float),
+                       f"perplexity debe devolver un float de Python, no {type(r_oculto).__name__}")
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -645,6 +658,11 @@ with hidden("perplexity_from_loss: lotes grandes y otros casos"):
             check_number(obtenido, kind="float")
             check_close(obtenido, esperado, rtol=1e-6, atol=1e-6)
         check_raises(lambda: perplexity_from_loss(3.0, -2), ValueError)
+        for l_oculto, n_oculto in ((6, 4), (np.float64(1.5), np.int64(2)), (0, 1), (2.302585, 3)):
+            r_oculto = checked_call(perplexity_from_loss, l_oculto, n_oculto)
+            check_true(isinstance(r_oculto, float),
+                       f"perplexity_from_loss debe devolver un float de Python, no {type(r_oculto).__name__}")
+            check_close(r_oculto, math.exp(float(l_oculto) / int(n_oculto)), rtol=1e-6)
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -681,8 +699,8 @@ print("sorpresas (nats):", "  ".join(f"{s:.3f}" for s in sorpresas),
 #
 # ### Ejercicio 6 · `linear_param_count` (1 punto · dificultad ★☆☆ · ~5 min)
 #
-# Escribe `linear_param_count(d_in, d_out, bias=True)`, que devuelve un **`int`** con el número de parámetros de
-# la capa (sin sesgo si `bias=False`). El ejemplo del capítulo: de 4 a 3 dimensiones hay 15 parámetros.
+# Escribe `linear_param_count(d_in, d_out, bias=True)`, que devuelve un **`int`** de Python con el número de
+# parámetros de la capa (sin sesgo si `bias=False`). El ejemplo del capítulo: de 4 a 3 dimensiones hay 15 parámetros.
 
 # %% nbgrader={"grade_id": "linear_param_count", "solution": true}
 def linear_param_count(d_in, d_out, bias=True):
@@ -723,6 +741,7 @@ with hidden("linear_param_count: otras dimensiones, con y sin sesgo"):
         for (d_in, d_out, b), esperado in zip(casos, esperados):
             obtenido = checked_call(linear_param_count, d_in, d_out, bias=b)
             check_number(obtenido, kind="int")
+            check_true(isinstance(obtenido, int), f"debe devolver un int de Python, no {type(obtenido).__name__}")
             check_equal(obtenido, esperado)
 ### END HIDDEN TESTS
 
@@ -739,7 +758,7 @@ with hidden("linear_param_count: otras dimensiones, con y sin sesgo"):
 #
 # ### Ejercicio 7 · `transformer_param_estimate` (1 punto · dificultad ★☆☆ · ~5 min)
 #
-# Escribe `transformer_param_estimate(n_layers, d_model)`, que devuelve (como **`int`**) la estimación `12·L·d²`.
+# Escribe `transformer_param_estimate(n_layers, d_model)`, que devuelve (como **`int`** de Python) la estimación `12·L·d²`.
 
 # %% nbgrader={"grade_id": "transformer_param_estimate", "solution": true}
 def transformer_param_estimate(n_layers, d_model):
@@ -779,6 +798,7 @@ with hidden("transformer_param_estimate: otras formas"):
         for (n_layers, d_model), esperado in zip(casos, esperados):
             obtenido = checked_call(transformer_param_estimate, n_layers, d_model)
             check_number(obtenido, kind="int")
+            check_true(isinstance(obtenido, int), f"debe devolver un int de Python, no {type(obtenido).__name__}")
             check_equal(obtenido, esperado)
 ### END HIDDEN TESTS
 
@@ -839,8 +859,9 @@ for n in (1e9, 7e9, 70e9):
 # ### Ejercicio 8 · `weight_memory` (2 puntos · dificultad ★☆☆ · ~10 min)
 #
 # Escribe `weight_memory(n_params, dtype="fp16")`, que devuelve la **tupla** `(GB, GiB)` de dos `float` con la
-# memoria de los pesos. Admite al menos estos formatos: `"fp32"` (4 bytes), `"fp16"` y `"bf16"` (2), `"int8"` (1)
-# y `"4bit"` (0.5). Cualquier otro nombre lanza `ValueError`.
+# memoria de los pesos. Admite exactamente estos cinco formatos, escritos así, en minúsculas: `"fp32"` (4 bytes),
+# `"fp16"` y `"bf16"` (2), `"int8"` (1) y `"4bit"` (0.5). Cualquier otro nombre (también `"FP16"` o `"int4"`)
+# lanza `ValueError`.
 
 # %% nbgrader={"grade_id": "weight_memory", "solution": true}
 def weight_memory(n_params, dtype="fp16"):
@@ -894,6 +915,13 @@ with hidden("weight_memory: otros tamaños y todos los formatos"):
             check_close(obtenido, esperado, rtol=1e-9, atol=1e-12)
         check_raises(lambda: weight_memory(1e9, "int4"), ValueError)
         check_raises(lambda: weight_memory(1e9, "FP64"), ValueError)
+        check_raises(lambda: weight_memory(1e9, "FP16"), ValueError)
+        check_raises(lambda: weight_memory(1e9, "Int8"), ValueError)
+        for n_oculto in (1, 7_000_000_000):
+            r_oculto = checked_call(weight_memory, n_oculto, "int8")
+            check_true(isinstance(r_oculto, tuple) and len(r_oculto) == 2
+                       and all(isinstance(v_oculto, float) for v_oculto in r_oculto),
+                       "weight_memory debe devolver una tupla de dos float, también con n_params entero")
 ### END HIDDEN TESTS
 
 # %%
@@ -925,7 +953,7 @@ plt.show()
 # ### Ejercicio 9 · `moe_weights_and_flops` (2 puntos · dificultad ★★☆ · ~10 min)
 #
 # Escribe `moe_weights_and_flops(total_params, active_params, dtype="fp16")`, que devuelve la **tupla** de dos
-# `float` `(GB de pesos, operaciones por token)`:
+# `float` `(GB de pesos, operaciones por token)`, también cuando los parámetros llegan como enteros:
 #
 # - los GB (decimales) de los pesos de **todos** los parámetros en el formato `dtype` (puedes usar tu
 #   `weight_memory`);
@@ -994,6 +1022,12 @@ with hidden("moe_weights_and_flops: otros modelos, formatos y validación"):
         check_raises(lambda: moe_weights_and_flops(10e9, -1e9), ValueError)
         check_raises(lambda: moe_weights_and_flops(10e9, 10e9 + 1), ValueError)
         check_raises(lambda: moe_weights_and_flops(10e9, 1e9, dtype="fp12"), ValueError)
+        for t_oculto, a_oculto in ((600_000_000_000, 30_000_000_000), (7, 7), (np.int64(8), np.int64(2))):
+            r_oculto = checked_call(moe_weights_and_flops, t_oculto, a_oculto)
+            check_true(isinstance(r_oculto, tuple) and len(r_oculto) == 2
+                       and all(isinstance(v_oculto, float) for v_oculto in r_oculto),
+                       "moe_weights_and_flops debe devolver una tupla de dos float, también con parámetros enteros")
+            check_close(r_oculto, (int(t_oculto) * 2 / 1e9, 2.0 * int(a_oculto)), rtol=1e-9)
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -1012,7 +1046,7 @@ with hidden("moe_weights_and_flops: otros modelos, formatos y validación"):
 # ### Ejercicio 10 · `kv_cache_bytes` (2 puntos · dificultad ★★☆ · ~15 min)
 #
 # Escribe `kv_cache_bytes(n_layers, n_ctx, d_model, bytes_per_value=2, batch=1, n_heads=None, n_kv_heads=None)`,
-# que devuelve un **`int`** con los bytes de la caché. Si se dan `n_heads` y `n_kv_heads`, la caché se multiplica
+# que devuelve un **`int`** de Python con los bytes de la caché. Si se dan `n_heads` y `n_kv_heads`, la caché se multiplica
 # por `n_kv_heads / n_heads` (en los casos del curso, `n_kv_heads` divide a `n_heads` y a `d_model`, así que el
 # resultado es exacto).
 
@@ -1065,6 +1099,7 @@ with hidden("kv_cache_bytes: otras configuraciones, bytes por valor, lotes y MQA
         for caso, esperado in zip(casos, esperados):
             obtenido = checked_call(kv_cache_bytes, *caso)
             check_number(obtenido, kind="int")
+            check_true(isinstance(obtenido, int), f"debe devolver un int de Python, no {type(obtenido).__name__}")
             check_equal(obtenido, esperado)
         check_equal(checked_call(kv_cache_bytes, 32, 4096, 4096, bytes_per_value=1, batch=2), 2_147_483_648)
 ### END HIDDEN TESTS
@@ -1204,8 +1239,9 @@ plt.show()
 # nada. Escribe `choose_model(candidates, gpu_gb, overhead=0.25)`. Cada candidato es un diccionario con
 # `name`, `n_params`, `dtype` (uno de los formatos del ejercicio 8), `kv_gb` y `quality` (una puntuación de
 # calidad: mayor es mejor). Devuelve el `name` (un `str`) del candidato de mayor `quality` cuya memoria total (en
-# GB, con el margen `overhead`, como en el ejercicio 11) cabe en la GPU. Si ninguno cabe, lanza `ValueError`. No
-# modifiques la lista ni los diccionarios que recibes.
+# GB, con el margen `overhead`, como en el ejercicio 11) cabe en la GPU; si varios de los que caben empatan en
+# `quality`, el que aparece antes en la lista. Si ninguno cabe, lanza `ValueError`. No modifiques la lista ni los
+# diccionarios que recibes.
 
 # %% nbgrader={"grade_id": "choose_model", "solution": true}
 def choose_model(candidates, gpu_gb, overhead=0.25):
@@ -1284,6 +1320,13 @@ with hidden("choose_model: catálogos aleatorios, bordes, márgenes y GB frente 
         for (c, g, o), esperado in zip(casos, esperados):
             check_equal(checked_call(choose_model, c, gpu_gb=g, overhead=o), esperado)
         check_raises(lambda: choose_model(grande, gpu_gb=0.5), ValueError)
+        empate_oculto = [{"name": "primero", "n_params": 1e9, "dtype": "fp16", "kv_gb": 0.5, "quality": 50},
+                         {"name": "grande", "n_params": 70e9, "dtype": "fp16", "kv_gb": 9.0, "quality": 90},
+                         {"name": "segundo", "n_params": 2e9, "dtype": "int8", "kv_gb": 0.5, "quality": 50},
+                         {"name": "tercero", "n_params": 1e9, "dtype": "4bit", "kv_gb": 0.1, "quality": 50}]
+        check_equal(checked_call(choose_model, empate_oculto, gpu_gb=16.0), "primero")
+        check_equal(checked_call(choose_model, empate_oculto[1:], gpu_gb=16.0), "segundo")
+        check_equal(checked_call(choose_model, empate_oculto[::-1], gpu_gb=16.0), "tercero")
 ### END HIDDEN TESTS
 
 # %% [markdown]

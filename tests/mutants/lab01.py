@@ -729,3 +729,103 @@ def choose_model(candidates, gpu_gb, overhead=0.25):
 }
 for _answer, _extra in _MORE.items():
     MUTANTS.setdefault(_answer, {}).update(_extra)
+
+# ---------------------------------------------------------------- audit 2026-12: wrong answers by family
+# Written from the statements alone (issue 26, «Graders by family»): a Python float or int promised and a
+# NumPy scalar returned, integer inputs where a float is promised, a format list wider than the statement's,
+# ties broken towards the last candidate.
+
+_AUDIT = {
+    "nll": {
+        "returns the NumPy scalar (np.float32 with float32 input)": """
+def nll(probs, reduction="sum"):
+    p = np.asarray(probs).reshape(-1)
+    if p.size == 0 or np.any(p <= 0) or np.any(p > 1):
+        raise ValueError("fuera de (0, 1]")
+    s = -np.log(p)
+    if reduction == "sum":
+        return s.sum()
+    if reduction == "mean":
+        return s.mean()
+    raise ValueError("reduction")
+""",
+    },
+    "sequence_log_prob": {
+        "returns the NumPy scalar (np.float32 with float32 input)": """
+def sequence_log_prob(cond_probs):
+    p = np.asarray(cond_probs).reshape(-1)
+    if p.size == 0 or np.any(p <= 0) or np.any(p > 1):
+        raise ValueError("fuera de (0, 1]")
+    return np.log(p).sum()
+""",
+    },
+    "perplexity": {
+        "returns the NumPy scalar (np.float32 with float32 input)": """
+def perplexity(probs):
+    p = np.asarray(probs).reshape(-1)
+    if p.size == 0 or np.any(p <= 0) or np.any(p > 1):
+        raise ValueError("fuera de (0, 1]")
+    return np.exp(-np.log(p).mean())
+""",
+    },
+    "linear_param_count": {
+        "np.prod returns np.int64": """
+def linear_param_count(d_in, d_out, bias=True):
+    return np.prod([d_in, d_out]) + (d_out if bias else 0)
+""",
+    },
+    "transformer_param_estimate": {
+        "np.prod returns np.int64": """
+def transformer_param_estimate(n_layers, d_model):
+    return np.prod([12, n_layers, d_model, d_model])
+""",
+    },
+    "kv_cache_bytes": {
+        "returns np.int64": """
+def kv_cache_bytes(n_layers, n_ctx, d_model, bytes_per_value=2, batch=1, n_heads=None, n_kv_heads=None):
+    total = 2 * n_layers * n_ctx * d_model * bytes_per_value * batch
+    if n_heads is not None and n_kv_heads is not None:
+        total = total * n_kv_heads // n_heads
+    return np.int64(total)
+""",
+    },
+    "weight_memory": {
+        "accepts upper-case names (FP16)": """
+def weight_memory(n_params, dtype="fp16"):
+    b = {"fp32": 4, "fp16": 2, "bf16": 2, "int8": 1, "4bit": 0.5}
+    clave = dtype.lower()
+    if clave not in b:
+        raise ValueError("formato")
+    total = n_params * b[clave]
+    return total / 1e9, total / 2**30
+""",
+        "accepts more formats than the five (fp64, int4)": """
+def weight_memory(n_params, dtype="fp16"):
+    b = {"fp64": 8, "fp32": 4, "fp16": 2, "bf16": 2, "int8": 1, "int4": 0.5, "4bit": 0.5}
+    if dtype not in b:
+        raise ValueError("formato")
+    total = n_params * b[dtype]
+    return total / 1e9, total / 2**30
+""",
+    },
+    "moe_weights_and_flops": {
+        "operations stay an int with integer inputs": """
+def moe_weights_and_flops(total_params, active_params, dtype="fp16"):
+    if active_params <= 0 or active_params > total_params:
+        raise ValueError("activos")
+    return weight_memory(total_params, dtype)[0], 2 * active_params
+""",
+    },
+    "choose_model": {
+        "ties go to the last candidate": """
+def choose_model(candidates, gpu_gb, overhead=0.25):
+    b = {"fp32": 4, "fp16": 2, "bf16": 2, "int8": 1, "4bit": 0.5}
+    ok = [c for c in candidates if (c["n_params"] * b[c["dtype"]] / 1e9 + c["kv_gb"]) * (1 + overhead) <= gpu_gb]
+    if not ok:
+        raise ValueError("ninguno cabe")
+    return sorted(ok, key=lambda c: c["quality"])[-1]["name"]
+""",
+    },
+}
+for _answer, _by_name in _AUDIT.items():
+    MUTANTS[_answer].update(_by_name)
