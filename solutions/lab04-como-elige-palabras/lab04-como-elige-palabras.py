@@ -183,7 +183,8 @@ print("con ddof=1 (MAL):", np.round(desviaciones / x_libro.std(ddof=1), 6))
 #   token, por separado: `axis=-1, keepdims=True`);
 # - usa la varianza poblacional y pon `eps` dentro de la raíz;
 # - si `gamma` es `None` usa unos; si `beta` es `None`, ceros; si se dan, tienen forma `(d,)`;
-# - devuelve un **array de NumPy de floats** de la misma forma que `x` y no modifica sus entradas.
+# - devuelve un **array de NumPy de floats** de la misma forma que `x` (también si `x` es de enteros) y no
+#   modifica sus entradas.
 
 # %% nbgrader={"grade_id": "layer_norm", "solution": true}
 def layer_norm(x, gamma=None, beta=None, eps=1e-5):
@@ -250,6 +251,8 @@ with hidden("layer_norm: matrices aleatorias, gamma y beta, eps, lotes y escalas
         casos.append((X, None, None, 1e-5))
     casos.append((rng_t.normal(size=(2, 4)).tolist(), [1.0, 2.0, 3.0, 4.0], None, 1e-5))  # listas; gamma sin beta
     casos.append((rng_t.normal(size=(3, 4)), None, rng_t.normal(size=4), 1e-5))  # beta sin gamma
+    casos.append((np.array([[1, 2, 3, 4], [5, 5, 6, 9]]), None, None, 1e-5))  # enteros: la salida es de floats
+    casos.append(([[3, -1, 2], [0, 4, 4]], [1, 2, 3], [0, 1, 0], 1e-5))  # listas de enteros, gamma y beta enteros
     esperados = [L.layer_norm(X, g, b, eps=eps) for X, g, b, eps in casos]
     with reference_blocked(L.layer_norm, L.rms_norm):
         for (X, g, b, eps), esperado in zip(casos, esperados):
@@ -275,7 +278,7 @@ with hidden("layer_norm: matrices aleatorias, gamma y beta, eps, lotes y escalas
 #
 # `rms_norm(x, gamma=None, eps=1e-5)` debe calcular la RMSNorm en NumPy, a lo largo del último eje, con `eps`
 # dentro de la raíz y sin restar la media; si `gamma` es `None`, no escala. Devuelve un **array de NumPy de
-# floats** de la forma de `x`. Un compañero la escribió partiendo de su `layer_norm`, y le da `[1.225, −1.225, 0]`
+# floats** de la forma de `x` (también si `x` es de enteros). Un compañero la escribió partiendo de su `layer_norm`, y le da `[1.225, −1.225, 0]`
 # donde el capítulo dice `[1.512, −0.756, 0.378]`. Encuentra el error y corrígelo.
 
 # %% nbgrader={"grade_id": "rms_norm", "solution": true}
@@ -329,7 +332,8 @@ with hidden("rms_norm: matrices aleatorias, gamma, eps, lotes y escalas grandes"
         X = rng_t.normal(rng_t.uniform(-3, 3), rng_t.uniform(0.01, 10), size=forma)
         casos.append((X, rng_t.normal(size=forma[-1]), float(rng_t.choice([1e-5, 1e-6, 1e-2]))))
     casos += [(rng_t.normal(size=(5, 5)), None, 1e-5), (rng_t.normal(500.0, 1.0, size=(2, 6)), None, 1e-5),
-              (np.array([[1e-3, 2e-3, -1e-3]]), None, 1e-5), (rng_t.normal(size=(3, 4)).astype(np.float32), None, 1e-5)]
+              (np.array([[1e-3, 2e-3, -1e-3]]), None, 1e-5), (rng_t.normal(size=(3, 4)).astype(np.float32), None, 1e-5),
+              (np.array([[1, 2, 2], [3, 0, 4]]), None, 1e-5), ([[2, -1, 1]], [1, 2, 3], 1e-5)]  # enteros
     esperados = [L.rms_norm(X, g, eps=eps) for X, g, eps in casos]
     with reference_blocked(L.rms_norm, L.layer_norm):
         for (X, g, eps), esperado in zip(casos, esperados):
@@ -622,8 +626,8 @@ for t in (0.5, 1.0, 2.0):
 # ### Ejercicio 4 · `apply_temperature` (1 punto · dificultad ★☆☆ · ~5 min)
 #
 # Escribe `apply_temperature(logits, temperature)`: devuelve `logits / temperature` (logits, no
-# probabilidades: la softmax viene después), un **tensor nuevo** de PyTorch del mismo `dtype` (no modifiques la
-# entrada). Funciona con cualquier forma `[..., V]`, deja los `-inf` como `-inf` y lanza `ValueError` si
+# probabilidades: la softmax viene después), un **tensor nuevo** de PyTorch del mismo `dtype`, también con
+# `temperature = 1` (no modifiques la entrada ni la devuelvas tal cual). Funciona con cualquier forma `[..., V]`, deja los `-inf` como `-inf` y lanza `ValueError` si
 # `temperature <= 0` (temperatura 0 no es una temperatura: es quedarse siempre
 # con el máximo, la decodificación **voraz** o *greedy*, y eso se hace aparte).
 
@@ -687,6 +691,10 @@ with hidden("apply_temperature: lotes aleatorios, -inf, logits enormes, float64 
             check_true(obtenido.dtype == z.dtype, "mismo dtype que la entrada")
             check_close(obtenido, esperado, atol=1e-6, rtol=1e-6)
         check_raises(lambda: apply_temperature(torch.tensor([1.0, 2.0]), -1e-9), ValueError)
+        for z_oculto, t_oculto in ((torch.tensor([2.0, 1.0]), 1.0), (torch.tensor([[0.5, -1.0]]), 1)):
+            r_oculto = apply_temperature(z_oculto, t_oculto)  # sin copia: se mira si devuelve la misma entrada
+            check_true(r_oculto is not z_oculto and r_oculto.data_ptr() != z_oculto.data_ptr(),
+                       "debe devolver un tensor nuevo, también cuando no recorta nada")
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -730,8 +738,8 @@ print("entropía a T = 0.5, 1, 2:", np.round(lf.entropy([lf.softmax(z_libro.nump
 #
 # Escribe `top_k_filter(logits, k, min_tokens_to_keep=1)` sobre un tensor `[..., V]`:
 #
-# - devuelve un tensor **nuevo** de PyTorch, del mismo `dtype` (no modifiques la entrada), con los mismos logits y
-#   `-inf` en los eliminados;
+# - devuelve un tensor **nuevo** de PyTorch, del mismo `dtype` (no modifiques la entrada ni la devuelvas tal cual,
+#   aunque no se elimine nada), con los mismos logits y `-inf` en los eliminados;
 # - conserva los tokens cuyo logit es mayor o igual que el k-ésimo más alto de su fila (empates incluidos);
 # - `k` se sube a `min_tokens_to_keep` y se recorta al tamaño del vocabulario; `k < 1` lanza `ValueError`.
 #
@@ -809,6 +817,10 @@ with hidden("top_k_filter: lotes aleatorios, empates, -inf, logits enormes y min
             check_true(obtenido.dtype == z.dtype, "mismo dtype que la entrada")
             check_close(obtenido, esperado, atol=1e-6)
         check_raises(lambda: top_k_filter(torch.randn(5), -2), ValueError)
+        for z_oculto, k_oculto in ((torch.tensor([2.0, 1.0, 0.0]), 3), (torch.tensor([[0.5, -1.0]]), 50)):
+            r_oculto = top_k_filter(z_oculto, k_oculto)  # sin copia: se mira si devuelve la misma entrada
+            check_true(r_oculto is not z_oculto and r_oculto.data_ptr() != z_oculto.data_ptr(),
+                       "debe devolver un tensor nuevo, también cuando no recorta nada")
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -837,8 +849,9 @@ with hidden("top_k_filter: lotes aleatorios, empates, -inf, logits enormes y min
 #   corto cuya suma alcanza `p`, **incluido el token que la cruza**; es decir, un token se queda si la masa de
 #   los que van **antes** que él es menor que `p`;
 # - los `min_tokens_to_keep` más probables se quedan siempre (con `p = 0` solo queda el más probable);
-# - devuelve un tensor nuevo (del mismo `dtype`, sin modificar la entrada) con los logits de los supervivientes
-#   **en su posición original** y `-inf` en el resto; `p` fuera de `[0, 1]` lanza `ValueError`.
+# - devuelve un tensor nuevo (del mismo `dtype`, sin modificar la entrada ni devolverla tal cual, también con
+#   `p = 1`) con los logits de los supervivientes **en su posición original** y `-inf` en el resto; `p` fuera de
+#   `[0, 1]` lanza `ValueError`.
 #
 # La celda trae una implementación completa, ordenada y vectorizada, que pasa casi todo... pero con `p = 0.9` se
 # queda solo con `París`. Lee cada línea, encuentra el error y corrígelo (es una sola línea).
@@ -932,6 +945,10 @@ with hidden("top_p_filter: lotes aleatorios, empates, -inf, logits enormes, p ex
                 obtenido, esperado = obtenido.sort(dim=-1).values, esperado.sort(dim=-1).values
             check_close(obtenido, esperado, atol=1e-6)
         check_raises(lambda: top_p_filter(torch.randn(4), -0.1), ValueError)
+        for z_oculto, p_oculto in ((torch.tensor([2.0, 1.0, 0.0]), 1.0), (torch.tensor([[0.5, -1.0]]), 1)):
+            r_oculto = top_p_filter(z_oculto, p_oculto)  # sin copia: se mira si devuelve la misma entrada
+            check_true(r_oculto is not z_oculto and r_oculto.data_ptr() != z_oculto.data_ptr(),
+                       "debe devolver un tensor nuevo, también cuando no recorta nada")
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -980,8 +997,9 @@ print("acumulada del capítulo:", np.round(np.cumsum(lf.softmax(z_libro.numpy())
 #
 # Escribe `min_p_filter(logits, min_p, min_tokens_to_keep=1)`: pon `-inf` en los tokens cuya probabilidad es
 # **estrictamente menor** que `min_p` por la probabilidad máxima de su fila (el que está justo en el umbral se
-# queda), conserva siempre los `min_tokens_to_keep` más probables y lanza `ValueError` si `min_p` no está en
-# `[0, 1]`. Devuelve un tensor nuevo, del mismo `dtype`, sin modificar la entrada.
+# queda), conserva siempre los `min_tokens_to_keep` más probables (todos, si `min_tokens_to_keep` es mayor que el
+# vocabulario) y lanza `ValueError` si `min_p` no está en `[0, 1]`. Devuelve un tensor nuevo, del mismo `dtype`,
+# también con `min_p = 0`, sin modificar la entrada ni devolverla tal cual.
 
 # %% nbgrader={"grade_id": "min_p_filter", "solution": true}
 def min_p_filter(logits, min_p, min_tokens_to_keep=1):
@@ -1047,6 +1065,14 @@ with hidden("min_p_filter: lotes aleatorios, -inf, logits enormes, umbral exacto
             check_true(obtenido.dtype == z.dtype, "mismo dtype que la entrada")
             check_close(obtenido, esperado, atol=1e-6)
         check_raises(lambda: min_p_filter(torch.randn(4), -0.5), ValueError)
+        check_close(checked_call(min_p_filter, torch.tensor([9.0, 0.0, 0.0]), 0.5, min_tokens_to_keep=5),
+                    [9.0, 0.0, 0.0], atol=1e-6)  # más que el vocabulario: se quedan todos
+        check_close(checked_call(min_p_filter, torch.tensor([[9.0, 0.0], [0.0, 9.0]]), 0.9, min_tokens_to_keep=3),
+                    [[9.0, 0.0], [0.0, 9.0]], atol=1e-6)
+        for z_oculto, m_oculto in ((torch.tensor([2.0, 1.0, 0.0]), 0.0), (torch.tensor([[0.5, -1.0]]), 0)):
+            r_oculto = min_p_filter(z_oculto, m_oculto)  # sin copia: se mira si devuelve la misma entrada
+            check_true(r_oculto is not z_oculto and r_oculto.data_ptr() != z_oculto.data_ptr(),
+                       "debe devolver un tensor nuevo, también cuando no recorta nada")
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -1081,7 +1107,8 @@ with hidden("min_p_filter: lotes aleatorios, -inf, logits enormes, umbral exacto
 #   temperatura. Termina con la softmax. Puedes usar tus funciones de los ejercicios anteriores o, si alguna no te
 #   ha salido, las de `llmlab.sampling` (`S.apply_temperature`, `S.top_k_filter`, …): aquí se evalúa el orden.
 # - `sample_next_token(logits, temperature=1.0, top_k=None, top_p=None, min_p=None, greedy=False, generator=None)`:
-#   con `greedy=True` (decodificación voraz) devuelve el `argmax` de los logits (último eje) e ignora los mandos; si
+#   con `greedy=True` (decodificación voraz) devuelve el `argmax` de los logits (último eje; si hay empate, el índice
+#   menor, como hace `torch.argmax`) e ignora los mandos; si
 #   no, tira el dado **una vez por fila**, con las probabilidades de `final_probs` (orden de `transformers`), usando
 #   `torch.multinomial(probs, num_samples=1, generator=generator)` y quitando la última dimensión (`.squeeze(-1)`).
 #   Devuelve un tensor de enteros con forma `logits.shape[:-1]` (un escalar para una sola fila: `int(...)` lo
@@ -1200,6 +1227,9 @@ with hidden("final_probs y sample_next_token: mandos combinados, los dos órdene
             check_true(float((obtenido == esperado).float().mean()) >= 0.99, "misma semilla, mismas tiradas")
         check_equal(checked_call(sample_next_token, z, greedy=True), torch.argmax(z, dim=-1))
         check_equal(checked_call(sample_next_token, z, temperature=0.3, top_k=2, greedy=True), torch.argmax(z, dim=-1))
+        empates_oculto = torch.tensor([[1.0, 3.0, 3.0, 0.0], [2.0, 2.0, 2.0, 2.0], [0.0, -1.0, 5.0, 5.0]])
+        check_equal(checked_call(sample_next_token, empates_oculto, greedy=True), [1, 0, 2])
+        check_equal(int(checked_call(sample_next_token, torch.tensor([4.0, 1.0, 4.0]), greedy=True)), 0)
         uno = checked_call(sample_next_token, z[0], generator=torch.Generator().manual_seed(3))
         check_true(tuple(uno.shape) == (), "una sola fila da un escalar")
         check_equal(int(uno), una_ref)
@@ -1342,7 +1372,8 @@ else:
 # - en cada paso elige el token con `sample_next_token(logits, **sampling)` (tu función del ejercicio 8: los
 #   mandos, `greedy` y `generator` llegan en `sampling`), lo añade y para si es `eos_id` (el EOS se queda en la
 #   salida) o si ya ha generado `max_new_tokens` tokens (con `max_new_tokens = 0` no llama al modelo);
-# - devuelve una **lista nueva** de `int` con el prompt y los tokens generados (no modifiques `prompt_ids`).
+# - devuelve una **lista nueva** de `int` con el prompt y los tokens generados, también con `max_new_tokens = 0`
+#   (no modifiques `prompt_ids` ni lo devuelvas tal cual).
 
 # %% nbgrader={"grade_id": "generate", "solution": true}
 def generate(logits_fn, prompt_ids, max_new_tokens, eos_id=None, **sampling):
@@ -1412,6 +1443,10 @@ with hidden("generate: sin EOS, cero tokens, contenido del contexto, tuplas y te
     with reference_blocked(LM.generate, S.Sampler, S.sample_next_token):
         contextos.clear()
         check_equal(checked_call(generate, modelo_espia, (1, 2), 0, eos_id=0), [1, 2])
+        prompt_oculto = [3, 4]
+        r_oculto = generate(modelo_espia, prompt_oculto, 0, eos_id=0)  # sin copia, a propósito
+        check_true(r_oculto == [3, 4] and r_oculto is not prompt_oculto,
+                   "con max_new_tokens = 0 se devuelve una lista nueva, no el prompt")
         check_equal(len(contextos), 0)
         salida = checked_call(generate, modelo_espia, [5], 5, greedy=True)  # sin eos_id: no para en el 0
         check_equal(salida, [5, 6, 0, 0, 0, 0])

@@ -247,3 +247,83 @@ def generate(logits_fn, prompt_ids, max_new_tokens, eos_id=None, **sampling):
 """,
     },
 }
+
+# ---------------------------------------------------------------- audit 2026-12: valid answers by family
+_AUDIT = {
+    "layer_norm": {
+        "np.var with ones and zeros by default (integer input allowed)": """
+def layer_norm(x, gamma=None, beta=None, eps=1e-5):
+    x = np.asarray(x)
+    d = x.shape[-1]
+    gamma = np.ones(d) if gamma is None else np.asarray(gamma)
+    beta = np.zeros(d) if beta is None else np.asarray(beta)
+    centrada = x - x.mean(axis=-1, keepdims=True)
+    return gamma * centrada / np.sqrt(x.var(axis=-1, keepdims=True) + eps) + beta
+""",
+    },
+    "apply_temperature": {
+        "clone and div_ in place on the copy": """
+def apply_temperature(logits, temperature):
+    if not temperature > 0:
+        raise ValueError("temperatura")
+    salida = logits.clone()
+    salida.div_(temperature)
+    return salida
+""",
+    },
+    "top_k_filter": {
+        "torch.where with a full -inf tensor": """
+def top_k_filter(logits, k, min_tokens_to_keep=1):
+    if k < 1:
+        raise ValueError("k")
+    k = min(max(k, min_tokens_to_keep), logits.shape[-1])
+    kesimo = logits.sort(dim=-1, descending=True).values[..., k - 1:k]
+    return torch.where(logits >= kesimo, logits, torch.full_like(logits, float("-inf")))
+""",
+    },
+    "min_p_filter": {
+        "sorted probabilities, keep the first min_tokens_to_keep by slicing": """
+def min_p_filter(logits, min_p, min_tokens_to_keep=1):
+    if not (0 <= min_p <= 1):
+        raise ValueError("min_p")
+    probs = torch.softmax(logits, dim=-1)
+    ordenadas, indices = probs.sort(dim=-1, descending=True)
+    quitar = ordenadas < min_p * ordenadas[..., :1]
+    quitar[..., :min_tokens_to_keep] = False
+    return logits.masked_fill(quitar.scatter(-1, indices, quitar), float("-inf"))
+""",
+    },
+    "sample_next_token": {
+        "greedy with max(dim=-1).indices": """
+def final_probs(logits, temperature=1.0, top_k=None, top_p=None, min_p=None, temperature_last=False):
+    z = logits if temperature_last else apply_temperature(logits, temperature)
+    for filtro, valor in ((top_k_filter, top_k), (top_p_filter, top_p), (min_p_filter, min_p)):
+        if valor is not None:
+            z = filtro(z, valor)
+    if temperature_last:
+        z = apply_temperature(z, temperature)
+    return torch.softmax(z, dim=-1)
+
+
+def sample_next_token(logits, temperature=1.0, top_k=None, top_p=None, min_p=None, greedy=False, generator=None):
+    if greedy:
+        return logits.max(dim=-1).indices
+    probs = final_probs(logits, temperature=temperature, top_k=top_k, top_p=top_p, min_p=min_p)
+    return torch.multinomial(probs, num_samples=1, generator=generator).squeeze(-1)
+""",
+    },
+    "generate": {
+        "copies with list() and compares the EOS as int": """
+def generate(logits_fn, prompt_ids, max_new_tokens, eos_id=None, **sampling):
+    salida = [int(t) for t in list(prompt_ids)]
+    for _ in range(int(max_new_tokens)):
+        t = sample_next_token(logits_fn(salida), **sampling)
+        salida = salida + [int(t)]
+        if eos_id is not None and int(t) == int(eos_id):
+            break
+    return list(salida)
+""",
+    },
+}
+for _answer, _by_name in _AUDIT.items():
+    ALTERNATIVES[_answer].update(_by_name)

@@ -930,3 +930,121 @@ def generate(logits_fn, prompt_ids, max_new_tokens, eos_id=None, **sampling):
 }
 for _answer, _extra in _MORE.items():
     MUTANTS.setdefault(_answer, {}).update(_extra)
+
+# ---------------------------------------------------------------- audit 2026-12: wrong answers by family
+# Written from the statements alone (issue 26, «Graders by family»): integer inputs where floats are promised,
+# «a new tensor» promised and the input returned when nothing is filtered, a minimum to keep larger than the
+# vocabulary, ties in the greedy argmax, the prompt list returned itself.
+
+_AUDIT = {
+    "layer_norm": {
+        "zeros_like keeps an integer dtype": """
+def layer_norm(x, gamma=None, beta=None, eps=1e-5):
+    x = np.asarray(x)
+    salida = np.zeros_like(x)
+    media = x.mean(axis=-1, keepdims=True)
+    varianza = ((x - media) ** 2).mean(axis=-1, keepdims=True)
+    salida[...] = (x - media) / np.sqrt(varianza + eps)
+    if gamma is not None:
+        salida = salida * np.asarray(gamma, dtype=float)
+    if beta is not None:
+        salida = salida + np.asarray(beta, dtype=float)
+    return salida
+""",
+    },
+    "rms_norm": {
+        "empty_like keeps an integer dtype": """
+def rms_norm(x, gamma=None, eps=1e-5):
+    x = np.asarray(x)
+    salida = np.empty_like(x)
+    salida[...] = x / np.sqrt((x**2).mean(axis=-1, keepdims=True) + eps)
+    if gamma is not None:
+        salida = salida * np.asarray(gamma, dtype=float)
+    return salida
+""",
+    },
+    "apply_temperature": {
+        "returns the input itself when T == 1": """
+def apply_temperature(logits, temperature):
+    if temperature <= 0:
+        raise ValueError("temperatura")
+    if temperature == 1:
+        return logits
+    return logits / temperature
+""",
+    },
+    "top_k_filter": {
+        "returns the input itself when k covers the vocabulary": """
+def top_k_filter(logits, k, min_tokens_to_keep=1):
+    if k < 1:
+        raise ValueError("k")
+    k = max(k, min_tokens_to_keep)
+    if k >= logits.shape[-1]:
+        return logits
+    umbral = torch.topk(logits, k, dim=-1).values[..., -1:]
+    return logits.masked_fill(logits < umbral, float("-inf"))
+""",
+    },
+    "top_p_filter": {
+        "returns the input itself when p == 1": """
+def top_p_filter(logits, p, min_tokens_to_keep=1):
+    if not 0.0 <= p <= 1.0:
+        raise ValueError("p")
+    if p == 1.0:
+        return logits
+    probs = torch.softmax(logits, dim=-1)
+    ordenadas, indices = torch.sort(probs, descending=True, dim=-1)
+    acumulada = torch.cumsum(ordenadas, dim=-1)
+    quitar = acumulada - ordenadas >= p
+    quitar[..., :min_tokens_to_keep] = False
+    quitar = quitar.scatter(-1, indices, quitar)
+    return logits.masked_fill(quitar, float("-inf"))
+""",
+    },
+    "min_p_filter": {
+        "returns the input itself when min_p == 0": """
+def min_p_filter(logits, min_p, min_tokens_to_keep=1):
+    if not 0.0 <= min_p <= 1.0:
+        raise ValueError("min_p")
+    if min_p == 0:
+        return logits
+    probs = torch.softmax(logits, dim=-1)
+    quitar = probs < min_p * probs.amax(dim=-1, keepdim=True)
+    mejores = torch.topk(probs, min(min_tokens_to_keep, probs.shape[-1]), dim=-1).indices
+    return logits.masked_fill(quitar.scatter(-1, mejores, False), float("-inf"))
+""",
+        "min_tokens_to_keep above the vocabulary crashes": """
+def min_p_filter(logits, min_p, min_tokens_to_keep=1):
+    if not 0.0 <= min_p <= 1.0:
+        raise ValueError("min_p")
+    probs = torch.softmax(logits, dim=-1)
+    quitar = probs < min_p * probs.amax(dim=-1, keepdim=True)
+    mejores = torch.topk(probs, min_tokens_to_keep, dim=-1).indices
+    return logits.masked_fill(quitar.scatter(-1, mejores, False), float("-inf"))
+""",
+    },
+    "sample_next_token": {
+        "greedy ties go to the last index": _FINAL_OK + """
+def sample_next_token(logits, temperature=1.0, top_k=None, top_p=None, min_p=None, greedy=False, generator=None):
+    if greedy:
+        V = logits.shape[-1]
+        return V - 1 - torch.argmax(logits.flip(-1), dim=-1)
+    probs = final_probs(logits, temperature, top_k, top_p, min_p)
+    return torch.multinomial(probs, num_samples=1, generator=generator).squeeze(-1)
+""",
+    },
+    "generate": {
+        "returns the prompt list itself when max_new_tokens = 0": """
+def generate(logits_fn, prompt_ids, max_new_tokens, eos_id=None, **sampling):
+    ids = prompt_ids
+    for _ in range(max_new_tokens):
+        siguiente = int(sample_next_token(logits_fn(ids), **sampling))
+        ids = [int(t) for t in ids] + [siguiente]
+        if eos_id is not None and siguiente == eos_id:
+            break
+    return ids if isinstance(ids, list) else [int(t) for t in ids]
+""",
+    },
+}
+for _answer, _by_name in _AUDIT.items():
+    MUTANTS[_answer].update(_by_name)
