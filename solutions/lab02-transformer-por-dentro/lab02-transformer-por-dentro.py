@@ -205,8 +205,8 @@ print("one-hot @ E (igual)  :", np.round(one_hot @ E_mini, 3).tolist())
 # Escribe `embed(ids, E)`, que devuelve las filas de `E` correspondientes a los IDs:
 #
 # - `ids` es una lista o un array de enteros con forma `(n,)` (una frase) o `(B, n)` (un lote de `B` frases);
-# - devuelve un **array de NumPy de floats** con forma `(n, d_model)` o `(B, n, d_model)`: una fila por token,
-#   nunca `(d_model, n)`; no modifica `ids` ni `E`;
+# - devuelve un **array de NumPy de floats** (también si `E` es de enteros) con forma `(n, d_model)` o
+#   `(B, n, d_model)`: una fila por token, nunca `(d_model, n)`; no modifica `ids` ni `E`;
 # - si algún ID es negativo o no es menor que `V` (el número de filas de `E`), lanza `IndexError`. Cuidado:
 #   NumPy acepta `E[-1]` sin rechistar y te da la última fila, que no es lo que quería el tokenizador.
 
@@ -262,7 +262,8 @@ with hidden("embed: vocabularios, formas, lotes, tipos de entrada e IDs inválid
         casos.append((rng_t.integers(0, V_c, size=forma), E_c))
     casos += [([0, 7], np.eye(8)), (np.array([7], dtype=np.int32), np.eye(8)),  # el primer y el último ID valen
               (np.array([[3, 1], [0, 2]]), rng_t.normal(size=(4, 5)).astype(np.float32)),
-              (np.array([5, 5, 0], dtype=np.int64), rng_t.normal(size=(6, 2)).tolist())]
+              (np.array([5, 5, 0], dtype=np.int64), rng_t.normal(size=(6, 2)).tolist()),
+              (np.array([[2, 0], [1, 1]]), np.arange(12).reshape(4, 3)), ([3, 0], [[1, 2], [3, 4], [5, 6], [7, 8]])]  # E de enteros
     esperados = [EMB.embed(ids_c, E_c) for ids_c, E_c in casos]
     with reference_blocked(EMB.embed, EMB.build_input):
         for (ids_c, E_c), esperado in zip(casos, esperados):
@@ -777,7 +778,7 @@ print("peso máximo escalado    :", round(float(lf.softmax(escalado).max()), 4))
 # ### Ejercicio 5 · `qkv_project` (1 punto · dificultad ★☆☆ · ~5 min)
 #
 # Escribe `qkv_project(X, W_Q, W_K, W_V)`, que devuelve la tupla `(Q, K, V)` con `Q = X W_Q`, `K = X W_K` y
-# `V = X W_V` (tres **arrays de NumPy de floats**). Convención del libro: vectores fila, así que `X` tiene forma `(n, d_model)` (o `(B, n, d_model)`
+# `V = X W_V` (tres **arrays de NumPy de floats**, también si `X` y las `W` son de enteros). Convención del libro: vectores fila, así que `X` tiene forma `(n, d_model)` (o `(B, n, d_model)`
 # con un lote) y cada `W` tiene `d_model` filas. Las matrices no tienen por qué ser cuadradas: `W_Q` y `W_K`
 # llevan a `d_k` columnas y `W_V` a `d_v`.
 
@@ -829,6 +830,8 @@ with hidden("qkv_project: matrices rectangulares, lotes y listas"):
         d_c = forma[-1]
         casos.append((X_c, (rng_t.normal(size=(d_c, 3)), rng_t.normal(size=(d_c, 3)), rng_t.normal(size=(d_c, 5)))))
     casos.append((rng_t.normal(size=(2, 3)).tolist(), tuple(rng_t.normal(size=(3, 2)) for _ in range(3))))
+    casos.append((np.arange(6).reshape(2, 3), tuple(np.arange(6).reshape(3, 2) - k for k in range(3))))  # enteros
+    casos.append(([[1, 0], [2, -1]], ([[1, 2], [3, 4]], [[0, 1], [1, 0]], [[2], [5]])))  # listas de enteros
     esperados = [ATT.qkv_project(X_c, *W_c) for X_c, W_c in casos]
     with reference_blocked(ATT.qkv_project, ATT.attention_from_X):
         for (X_c, W_c), esperado in zip(casos, esperados):
@@ -987,7 +990,8 @@ plt.show()
 #
 # Un mapa de atención se lee **por filas**: la fila `i` dice a quién mira el token `i`; la columna `i`, quién lo
 # mira a él. `most_attended(A, i)` debe devolver el índice `j` (un `int`) del token al que **más mira** el token
-# `i` en la matriz de pesos `A` de forma `(n, n)` (un array o una lista de listas); en caso de empate, el menor
+# `i` en la matriz de pesos `A` de forma `(n, n)` (un array o una lista de listas), como `int` de Python (no un
+# entero de NumPy); en caso de empate, el menor
 # índice, y si `i` no es una fila de `A` (negativo, o `n` o más), `IndexError`. La celda trae una versión que se
 # equivoca en la cuenta de la cabeza 0 de arriba: corrígela.
 
@@ -1047,6 +1051,7 @@ with hidden("most_attended: matrices aleatorias, empates e índices fuera de ran
         for (A_c, i_c), esperado in zip(casos, esperados):
             obtenido = checked_call(most_attended, A_c, i_c)
             check_number(obtenido, kind="int")
+            check_true(isinstance(obtenido, int), f"debe devolver un int de Python, no {type(obtenido).__name__}")
             check_equal(obtenido, esperado)
         check_raises(lambda: most_attended(empate, -1), IndexError)
         check_raises(lambda: most_attended(empate, 4), IndexError)
@@ -1069,8 +1074,9 @@ with hidden("most_attended: matrices aleatorias, empates e índices fuera de ran
 # - `fn` recibe una matriz de tokens y devuelve una fila por token;
 # - `X` tiene forma `(n, d)` o `(B, n, d)`; `perm` es una permutación de `range(n)` que se aplica al eje de los
 #   tokens, el **penúltimo** (`X[..., perm, :]`), también en la salida;
-# - compara `fn(X[..., perm, :])` con `fn(X)[..., perm, :]` con tolerancia `atol` (no uses `==` con números
-#   reales: dos cuentas iguales en distinto orden pueden diferir en la última cifra); no modifiques `X`.
+# - compara `fn(X[..., perm, :])` con `fn(X)[..., perm, :]` con tolerancia **absoluta** `atol` y ninguna relativa
+#   (con `np.allclose`, pasa `rtol=0`); no uses `==` con números reales: dos cuentas iguales en distinto orden
+#   pueden diferir en la última cifra; no modifiques `X`.
 
 # %% nbgrader={"grade_id": "is_permutation_equivariant", "solution": true}
 def is_permutation_equivariant(fn, X, perm, atol=1e-8):
@@ -1143,6 +1149,11 @@ with hidden("is_permutation_equivariant: lotes, máscaras, otras funciones y la 
     X_c = rng_t.normal(size=(5, 3))
     casos += [(casi, X_c, [4, 3, 2, 1, 0], 1e-8, False), (casi, X_c, [4, 3, 2, 1, 0], 1e-4, True),
               (funciones[2], rng_t.normal(size=(6, 6)).tolist(), list(np.roll(np.arange(6), 2)), 1e-8, True)]
+    # Valores grandes (≈ 1000) que difieren en 1e-4 según la posición: una tolerancia relativa lo taparía.
+    casi_grande_oculto = lambda X: 1e3 + X + 1e-4 * np.arange(X.shape[-2])[:, None]  # noqa: E731
+    X_c = rng_t.normal(size=(5, 3))
+    casos += [(casi_grande_oculto, X_c, [4, 3, 2, 1, 0], 1e-8, False),
+              (casi_grande_oculto, X_c, [4, 3, 2, 1, 0], 1e-3, True)]
     with reference_blocked(POS.is_permutation_equivariant):
         for fn_c, X_c, perm_c, atol_c, esperado in casos:
             obtenido = checked_call(is_permutation_equivariant, fn_c, X_c, perm_c, atol=atol_c)
@@ -1364,9 +1375,9 @@ print(np.round(atenciones[0][0, 0].numpy(), 3))
 #
 # ### Ejercicio 10 · `attention_cost` (1 punto · dificultad ★☆☆ · ~5 min)
 #
-# Escribe `attention_cost(n, d_k=1)`, que devuelve (como **`int`**) el trabajo de las puntuaciones de la atención:
-# `n² · d_k`. Con `d_k = 1` es el número de parejas de tokens. Si `n` es negativo o `d_k` es menor que 1, lanza
-# `ValueError`.
+# Escribe `attention_cost(n, d_k=1)`, que devuelve (como **`int`** de Python) el trabajo de las puntuaciones de la
+# atención: `n² · d_k`. Con `d_k = 1` es el número de parejas de tokens. Si `n` es negativo o `d_k` es menor que 1,
+# lanza `ValueError`.
 
 # %% nbgrader={"grade_id": "attention_cost", "solution": true}
 def attention_cost(n, d_k=1):
@@ -1412,6 +1423,7 @@ with hidden("attention_cost: otros tamaños y bordes"):
         for (n_c, dk_c), esperado in zip(casos, esperados):
             obtenido = checked_call(attention_cost, n_c, d_k=dk_c)
             check_number(obtenido, kind="int")
+            check_true(isinstance(obtenido, int), f"debe devolver un int de Python, no {type(obtenido).__name__}")
             check_equal(obtenido, esperado)
         check_raises(lambda: attention_cost(10, d_k=0), ValueError)
         check_raises(lambda: attention_cost(-1, d_k=8), ValueError)

@@ -249,3 +249,58 @@ def most_attended(A, i):
 """,
     },
 }
+
+# ---------------------------------------------------------------- audit 2026-12: valid answers by family
+_AUDIT = {
+    "embed": {
+        "integer E converted with astype, rows taken with a comprehension": """
+def embed(ids, E):
+    E = np.asarray(E).astype(np.float64)
+    ids = np.asarray(ids)
+    if (ids < 0).any() or (ids >= len(E)).any():
+        raise IndexError("ID fuera del vocabulario")
+    planos = [E[int(t)] for t in ids.reshape(-1)]
+    return np.array(planos, dtype=float).reshape(ids.shape + (E.shape[1],))
+""",
+    },
+    "qkv_project": {
+        "np.dot over a list of the three W, float32": """
+def qkv_project(X, W_Q, W_K, W_V):
+    X = np.asarray(X, dtype=np.float32)
+    return tuple(np.matmul(X, np.asarray(W, dtype=np.float32)) for W in (W_Q, W_K, W_V))
+""",
+    },
+    "most_attended": {
+        "loop keeping the first maximum, with .item()": """
+def most_attended(A, i):
+    A = np.asarray(A, dtype=float)
+    if i < 0 or i >= A.shape[0]:
+        raise IndexError("fila")
+    return np.argmax(A[i]).item()
+""",
+    },
+    "is_permutation_equivariant": {
+        "np.isclose with rtol=0, returning np.bool_": """
+def is_permutation_equivariant(fn, X, perm, atol=1e-8):
+    X = np.array(X, dtype=float)
+    idx = list(perm)
+    a = np.asarray(fn(X[..., idx, :]))
+    b = np.asarray(fn(X))[..., idx, :]
+    if a.shape != b.shape:
+        return False
+    return np.isclose(a, b, rtol=0, atol=atol).all()
+""",
+    },
+    "attention_cost": {
+        "math.prod": """
+def attention_cost(n, d_k=1):
+    if n < 0:
+        raise ValueError("n")
+    if d_k < 1:
+        raise ValueError("d_k")
+    return math.prod((n, n, d_k))
+""",
+    },
+}
+for _answer, _by_name in _AUDIT.items():
+    ALTERNATIVES[_answer].update(_by_name)

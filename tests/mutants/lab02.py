@@ -769,3 +769,56 @@ def most_attended(A, i):
 }
 for _answer, _extra in _MORE.items():
     MUTANTS.setdefault(_answer, {}).update(_extra)
+
+# ---------------------------------------------------------------- audit 2026-12: wrong answers by family
+# Written from the statements alone (issue 26, «Graders by family»): integer inputs where float arrays are
+# promised, a Python int promised and a NumPy integer returned, a relative tolerance where only atol is asked.
+
+_AUDIT = {
+    "embed": {
+        "an integer E gives integer rows": """
+def embed(ids, E):
+    ids = np.asarray(ids)
+    E = np.asarray(E)
+    if ids.size and (ids.min() < 0 or ids.max() >= E.shape[0]):
+        raise IndexError("fuera del vocabulario")
+    return E[ids]
+""",
+    },
+    "qkv_project": {
+        "integer matrices give integer Q, K, V": """
+def qkv_project(X, W_Q, W_K, W_V):
+    X = np.asarray(X)
+    return X @ np.asarray(W_Q), X @ np.asarray(W_K), X @ np.asarray(W_V)
+""",
+    },
+    "most_attended": {
+        "returns np.int64": """
+def most_attended(A, i):
+    A = np.asarray(A, dtype=float)
+    if not 0 <= i < A.shape[0]:
+        raise IndexError("fila")
+    return np.argmax(A[i])
+""",
+    },
+    "is_permutation_equivariant": {
+        "np.allclose keeps its default relative tolerance": """
+def is_permutation_equivariant(fn, X, perm, atol=1e-8):
+    X = np.asarray(X, dtype=float)
+    perm = np.asarray(perm)
+    a = np.asarray(fn(X[..., perm, :]), dtype=float)
+    b = np.asarray(fn(X), dtype=float)[..., perm, :]
+    return a.shape == b.shape and bool(np.allclose(a, b, atol=atol))
+""",
+    },
+    "attention_cost": {
+        "np.square returns np.int64": """
+def attention_cost(n, d_k=1):
+    if n < 0 or d_k < 1:
+        raise ValueError("n, d_k")
+    return np.square(n) * d_k
+""",
+    },
+}
+for _answer, _by_name in _AUDIT.items():
+    MUTANTS[_answer].update(_by_name)
