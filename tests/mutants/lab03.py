@@ -656,3 +656,29 @@ def decode_step(x_t, cache, W_Q, W_K, W_V):
 }
 for _answer, _extra in _MORE.items():
     MUTANTS.setdefault(_answer, {}).update(_extra)
+
+# ---------------------------------------------------------------- audit 2026-12: wrong answers by family
+# Written from the statements alone (issue 26, «Graders by family»); both are already caught by the hidden tests
+# and stay here as guards: an integer neg promised to give a float mask, a float64 input computed in float32.
+
+_AUDIT = {
+    "causal_mask": {
+        "an integer neg gives an integer mask": """
+def causal_mask(n, neg=-1e9):
+    return np.triu(np.full((n, n), neg), k=1)
+""",
+    },
+    "causal_attention_torch": {
+        "computes in float32 whatever the input dtype": """
+def causal_attention_torch(q, k, v):
+    q, k, v = q.float(), k.float(), v.float()
+    n, d_k = q.shape[-2], q.shape[-1]
+    s = q @ k.transpose(-2, -1) / math.sqrt(d_k)
+    futuro = torch.ones(n, n, dtype=torch.bool).triu(diagonal=1)
+    pesos = torch.softmax(s.masked_fill(futuro, float("-inf")), dim=-1)
+    return pesos @ v, pesos
+""",
+    },
+}
+for _answer, _by_name in _AUDIT.items():
+    MUTANTS[_answer].update(_by_name)
