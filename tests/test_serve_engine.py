@@ -180,7 +180,7 @@ def test_a_failing_step_fails_its_requests_frees_everything_and_the_engine_recov
     def boom(*args, **kwargs):
         raise RuntimeError("the model fell over")
 
-    monkeypatch.setattr(engine.runner, "run", boom)
+    monkeypatch.setattr(engine.runner, "run_rows", boom)
     engine.step()
     assert first.state is RequestState.FAILED and "fell over" in first.error
     _assert_no_blocks_held(engine)
