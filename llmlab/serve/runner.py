@@ -98,17 +98,25 @@ class ModelRunner:
     def _plain_weights(self) -> DecodeWeights | None:
         """The stacked matrices, or None if the model is not made of plain layers.
 
-        Rebuilt whenever a parameter changed (``_version`` counts in-place writes: an optimizer
-        step, ``load_state_dict``) or was replaced, so they are never stale; checking costs a few
-        microseconds per step.
+        Rebuilt whenever a parameter changed in place (``_version`` counts in-place writes: an
+        optimizer step, ``load_state_dict``) or a parameter or layer was replaced (LoRA, a quantized
+        layer), so they are never stale. The check is a few dict lookups: walking the modules with
+        ``model.parameters()`` at every step cost as much as a layer.
         """
         model = self.model
         if model.training:  # dropout on: only the model's own forward knows where
             return None
-        key = tuple((id(p), p._version) for p in model.parameters())
-        if key != self._weights_key:
-            self._weights_key = key
-            self._weights = DecodeWeights.for_model(model) if _is_plain(model) else None
+        if self._weights_key is not None:
+            slots, params, versions = self._weights_key
+            if all(d.get(name) is obj for d, name, obj in slots) and [p._version for p in params] == versions:
+                return self._weights
+        slots, params = [], []
+        for module in model.modules():
+            slots.extend((module._modules, name, child) for name, child in module._modules.items())
+            slots.extend((module._parameters, name, p) for name, p in module._parameters.items())
+            params.extend(p for p in module._parameters.values() if p is not None)
+        self._weights = DecodeWeights.for_model(model) if _is_plain(model) else None
+        self._weights_key = (slots, params, [p._version for p in params])
         return self._weights
 
     def _forward_plain(self, batch: PagedBatch, rows: list[int], weights: DecodeWeights) -> torch.Tensor:
