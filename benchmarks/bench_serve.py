@@ -241,7 +241,7 @@ def bench_cost(model, tok, rounds: int, batches, context: int) -> None:
                 or not engine.scheduler.running:
             engine.step()
         forward, steps = [], []
-        real_run = engine.runner.run
+        real_run = engine.runner.run_rows
 
         def timed_run(*args, **kwargs):
             t = time.perf_counter()
@@ -249,7 +249,7 @@ def bench_cost(model, tok, rounds: int, batches, context: int) -> None:
             forward.append(time.perf_counter() - t)
             return out
 
-        engine.runner.run = timed_run
+        engine.runner.run_rows = timed_run
         for _ in range(24):
             t = time.perf_counter()
             engine.step()

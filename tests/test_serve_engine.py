@@ -180,7 +180,7 @@ def test_a_failing_step_fails_its_requests_frees_everything_and_the_engine_recov
     def boom(*args, **kwargs):
         raise RuntimeError("the model fell over")
 
-    monkeypatch.setattr(engine.runner, "run", boom)
+    monkeypatch.setattr(engine.runner, "run_rows", boom)
     engine.step()
     assert first.state is RequestState.FAILED and "fell over" in first.error
     _assert_no_blocks_held(engine)
@@ -339,3 +339,69 @@ def test_llm_loads_a_shipped_model_and_answers_chats_like_generate():
     assert out.token_ids == ref and out.text == llm.tokenizer.decode(ref, skip_special=True)
     with pytest.raises(ValueError, match="not a chat model"):
         LLM("es-base").chat_prompt(conversation)
+
+
+def _batch_workload(tok, n, seed):
+    """``n`` prompts of 1-60 tokens; most greedy (the engine's one-max path), some seeded samples."""
+    g = torch.Generator().manual_seed(seed)
+    prompts = [torch.randint(5, 2000, (int(torch.randint(1, 61, (1,), generator=g)),), generator=g).tolist()
+               for _ in range(n)]
+    params = [SamplingParams(max_tokens=int(torch.randint(1, 24, (1,), generator=g)), seed=i,
+                             **(dict(temperature=0.0) if i % 4 else dict(temperature=0.9, top_k=40)))
+              for i in range(n)]
+    return prompts, params
+
+
+@pytest.mark.slow
+def test_the_optimised_step_at_64_sequences_gives_generates_tokens_and_uses_the_plain_layer_forward(base):
+    """64 requests at once (prefill chunks next to decodes, greedy next to sampled): each one's tokens
+    equal ``generate`` run alone; the shipped model runs through the runner's own layer loop."""
+    model, tok = base
+    prompts, params = _batch_workload(tok, 64, seed=3)
+    engine = Engine(model, tok, max_num_seqs=64, max_num_batched_tokens=256)
+    assert engine.runner._plain_weights() is not None, "the shipped model should take the plain-layer path"
+    outs = engine.generate(prompts, params)
+    for i, out in enumerate(outs):
+        assert out.token_ids == _reference(model, prompts[i], params[i]), f"request {i} ({params[i]})"
+    _assert_no_blocks_held(engine)
+
+
+def test_the_plain_layer_forward_gives_the_logits_of_the_models_own_forward(base, monkeypatch):
+    """The runner's layer loop and ``model.forward`` through the same paged batch: same logits
+    (up to float rounding: the stacked matrices sum in another order), same greedy tokens."""
+    import llmlab.serve.runner as runner_module
+
+    model, tok = base
+    prompts, params = _batch_workload(tok, 12, seed=4)
+    plain = Engine(model, tok, max_num_seqs=12).generate(prompts, params)
+    monkeypatch.setattr(runner_module, "_is_plain", lambda model: False)
+    engine = Engine(model, tok, max_num_seqs=12)
+    assert engine.runner._plain_weights() is None
+    own = engine.generate(prompts, params)
+    assert [o.token_ids for o in own] == [o.token_ids for o in plain]
+    monkeypatch.undo()
+    segments = [runner_module.Segment(p, 0, [b]) for b, p in enumerate(prompts[:4]) if len(p) <= 16]
+    fast = Engine(model, tok).runner
+    fallback = Engine(model, tok).runner
+    fallback._plain_weights = lambda: None
+    wants = ["all"] * len(segments)
+    for a, b in zip(fast.run(segments, wants), fallback.run(segments, wants)):
+        torch.testing.assert_close(a, b, atol=1e-4, rtol=1e-4)
+
+
+def test_the_engine_sees_weights_changed_after_it_was_built(base):
+    """The stacked matrices are rebuilt when a weight changes in place or a layer is replaced."""
+    model, tok = base
+    model = type(model)(model.config).eval()
+    model.load_state_dict(base[0].state_dict())
+    engine = Engine(model, tok)
+    prompt = [tok.bos_id] + tok.encode("Había una vez")
+    params = SamplingParams(max_tokens=12, temperature=0)
+    before = engine.generate([prompt], params)[0].token_ids
+    with torch.no_grad():
+        model.blocks[0].mlp.up.weight.mul_(3.0)
+    changed = engine.generate([prompt], params)[0].token_ids
+    assert changed != before and changed == _reference(model, prompt, params)
+    model.blocks[1].attn.q_proj = torch.nn.Linear(model.config.d_model, model.config.d_model, bias=False)
+    replaced = engine.generate([prompt], params)[0].token_ids
+    assert replaced != changed and replaced == _reference(model, prompt, params)

@@ -301,24 +301,31 @@ class Engine:
     def _plain_step(self, segments) -> list[list[int]]:
         """One forward pass, then one token for every segment that reached its request's end."""
         wants = ["last" if seg.samples else None for seg in segments]
-        logits = self.runner.run([Segment(seg.request.token_ids[seg.start:seg.end], seg.start, seg.request.block_table)
-                                  for seg in segments], wants)
+        logits, spans = self.runner.run_rows(
+            [Segment(seg.request.token_ids[seg.start:seg.end], seg.start, seg.request.block_table)
+             for seg in segments], wants)
         now = time.perf_counter()
         for seg in segments:
             seg.request.num_computed = seg.end
         results: list[list[int]] = [[] for _ in segments]
+        sampled = [i for i, span in enumerate(spans) if span is not None]
         # Plain greedy requests (no constraint, penalty or logprobs) take one argmax over the batch:
         # the same token as their own Sampler (argmax of the same float32 logits, ties to the lowest id).
-        fast = [i for i, row in enumerate(logits) if row is not None and _plain_greedy(segments[i].request)]
+        # ``max(dim).indices`` is that argmax (first maximum on ties, NaN counted as the maximum) and
+        # runs about 3x faster than ``argmax`` on a CPU; at 64 sequences it was 5 % of a step.
+        fast = [i for i in sampled if _plain_greedy(segments[i].request)]
         if fast:
-            rows = torch.cat([logits[i] for i in fast]).to(torch.float32)
-            for i, token in zip(fast, rows.argmax(dim=-1).tolist()):
+            rows = logits if len(fast) == logits.shape[0] else logits.index_select(
+                0, torch.tensor([spans[i][0] for i in fast], dtype=torch.long, device=logits.device))
+            for i, token in zip(fast, rows.float().max(dim=-1).indices.tolist()):
                 segments[i].request.append_token(token, now)
                 results[i] = [token]
-        chosen = set(fast)
-        for i, (seg, row) in enumerate(zip(segments, logits)):
-            if row is not None and i not in chosen:
-                results[i] = self.sample_into(seg.request, row, now)
+        if len(fast) < len(sampled):
+            chosen = set(fast)
+            for i in sampled:
+                if i not in chosen:
+                    lo, hi = spans[i]
+                    results[i] = self.sample_into(segments[i].request, logits[lo:hi], now)
         return results
 
     def sample_into(self, request: Request, logits: torch.Tensor, now: float) -> list[int]:

@@ -173,6 +173,7 @@ class Request:
         self.sampler = params.make_sampler(constraint=constraint, generator=self.generator)
         self._ids = torch.zeros(max_seq_len, dtype=torch.long)
         self._ids[: len(prompt_ids)] = torch.tensor(prompt_ids, dtype=torch.long)
+        self._ids_filled = len(prompt_ids)  # _ids is written when a sampler asks for it, not per token
         # Text (when the engine has a tokenizer): decoded incrementally, special tokens not shown.
         self.tokenizer = tokenizer
         self.text = ""
@@ -204,29 +205,36 @@ class Request:
 
     def ids_view(self) -> torch.Tensor:
         """``[1, t]`` view of prompt + output, what ``Sampler(logits, input_ids)`` receives."""
-        return self._ids[None, : len(self.token_ids)]
+        n = len(self.token_ids)
+        if self._ids_filled < n:
+            # Greedy requests never look at it: copying each token into the tensor as it came
+            # cost more per step than the argmax that chose it.
+            self._ids[self._ids_filled:n] = torch.tensor(self.token_ids[self._ids_filled:n], dtype=torch.long)
+            self._ids_filled = n
+        return self._ids[None, :n]
 
     def ids_with(self, extra: list[int]) -> torch.Tensor:
         """``[1, t + len(extra)]``: prompt + output + ``extra`` (draft tokens not accepted yet)."""
-        n = len(self.token_ids)
+        n = self.ids_view().shape[1]
         if extra:
             self._ids[n:n + len(extra)] = torch.tensor(extra, dtype=torch.long)
         return self._ids[None, :n + len(extra)]
 
     def append_token(self, token_id: int, now: float) -> bool:
         """Record one new output token; return True if it ends the request (``finish_reason`` set)."""
-        self._ids[len(self.token_ids)] = token_id
-        self.token_ids.append(token_id)
-        if self.metrics.first_token_s is None:
-            self.metrics.first_token_s = now
-        self.metrics.token_times_s.append(now)
+        tokens = self.token_ids
+        tokens.append(token_id)
+        metrics = self.metrics
+        if metrics.first_token_s is None:
+            metrics.first_token_s = now
+        metrics.token_times_s.append(now)
         params = self.params
         stop_text = self._extend_text(token_id)
-        output = self.output_ids
+        n_output = len(tokens) - self.num_prompt_tokens
         if token_id in params.stop_token_ids or stop_text or any(
-                output[-len(s):] == s for s in params.stop_sequences if len(s) <= len(output)):
+                tokens[-len(s):] == s for s in params.stop_sequences if len(s) <= n_output):
             self.finish_reason = "stop"
-        elif len(output) >= params.max_tokens or len(self.token_ids) >= self.max_seq_len:
+        elif n_output >= params.max_tokens or len(tokens) >= self.max_seq_len:
             self.finish_reason = "length"
         return self.finish_reason is not None
 
