@@ -2,8 +2,7 @@
 
 The held-out bounds asserted here are the ones documented in the llmlab.cost package docstring and
 the closing note of issue 31: the issue's goal (median held-out error <= 10 % decode, <= 20 % prefill)
-where a profile meets it, and the documented miss where it does not (Apple 2024-05 decode, 2023-12
-CUDA prefill).
+where a profile meets it, and the documented miss where it does not (2023-12 CUDA prefill).
 """
 
 from dataclasses import replace
@@ -72,7 +71,7 @@ DOCUMENTED_LODO = {
     ("llama.cpp", "2024-05", "nvidia"): {"decode": 10.0, "prefill": 20.0},  # goal met
     ("llama.cpp", "2023-12", "apple"): {"decode": 10.0, "prefill": 20.0},  # goal met
     ("llama.cpp", "2023-12", "nvidia"): {"decode": 10.0, "prefill": 30.0},  # prefill misses the goal (23.5)
-    ("llama.cpp", "2024-05", "apple"): {"decode": 12.0, "prefill": 20.0},  # decode misses the goal (11.7)
+    ("llama.cpp", "2024-05", "apple"): {"decode": 10.0, "prefill": 20.0},  # goal met (8.9 / 8.5) since the M1 row
 }
 
 
@@ -162,6 +161,38 @@ def test_apple_2024_quantised_decode_is_unpacking_bound_on_the_m1_max():
     without = replace(without, unpack_flops_per_weight=0.0)
     r70 = next(r for r in t.rows if r.hardware == "apple-m1-max" and r.model == "llama-3-70b" and r.phase == "decode")
     assert abs(held[("llama-3-70b", "q4_k_m")]) < abs(100 * (P.predict_row(r70, without) / r70.tokens_per_s - 1))
+
+
+def test_apple_2024_the_m1_row_informs_the_unpacking_cost_honestly(report):
+    """The M1 (7-core GPU) row of the May 2024 Metal table is the second chip of the M1 GPU generation and
+    the smallest of the table: its Q4_K_M decode is unpacking-bound in the profile (compute term above the
+    memory term). Held out, it is predicted within 10 %. The goal is met on the ten rows the table had
+    without it (not by the new row's own error), and leaving the M1 out of every fold makes the M1 Max's
+    held-out errors larger: the small chip is what tells the fit how expensive unpacking is."""
+    import numpy as np
+
+    from llmlab.cost import decode_step
+
+    key = ("llama.cpp", "2024-05", "apple")
+    held = report["profiles"][key]["held_out"]
+    m1 = [h for h in held if h["row"].hardware == "apple-m1-7c"]
+    assert {h["row"].phase for h in m1} == {"decode", "prefill"}
+    assert all(abs(h["error_pct"]) < 10.0 for h in m1)
+    step = decode_step(get_model("llama-3-8b"), get_hardware("apple-m1-7c"), "q4_k_m", 256,
+                       efficiency=P.get_profile(*key).efficiency)
+    assert step.compute_s > step.memory_s
+    others = [abs(h["error_pct"]) for h in held if h["row"].phase == "decode" and h["row"].hardware != "apple-m1-7c"]
+    assert len(others) == 10 and np.median(others) <= 10.0
+
+    rows = [r for r in P._rows_of(*key) if r.hardware != "apple-m1-7c"]
+
+    def m1_max_errors(train_rows):
+        eff = P.fit_rows([r for r in train_rows if r.hardware != "apple-m1-max"], "apple", "llama.cpp", version="2024-05")
+        return [abs(P.predict_row(r, eff) / r.tokens_per_s - 1) for r in rows
+                if r.hardware == "apple-m1-max" and r.phase == "decode" and r.weight_format == "q4_k_m"]
+    with_m1 = m1_max_errors(P._rows_of(*key))
+    without_m1 = m1_max_errors(rows)
+    assert max(with_m1) < max(without_m1) and sum(with_m1) < sum(without_m1)
 
 
 def test_the_default_efficiency_is_the_newest_profile():
