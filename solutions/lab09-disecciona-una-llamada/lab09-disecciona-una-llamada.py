@@ -954,7 +954,7 @@ print(f"\nel preajuste preciso se queda {variedad['precise']['acuerdo'] / varied
 #
 # | mando | qué hace | cuándo tocarlo | qué medir después |
 # |---|---|---|---|
-# | `min_p` | quita los tokens con probabilidad menor que `min_p` veces la del más probable | cortar ruido extremo sin cerrar del todo (habitual en runtimes locales) | tokens raros, estabilidad |
+# | `min_p` | quita los tokens con probabilidad menor que `min_p` veces la del más probable | cortar ruido extremo sin cerrar del todo (habitual en los entornos de ejecución locales) | tokens raros, estabilidad |
 # | `logit_bias` | suma una cantidad al logit de tokens concretos (−100 los prohíbe en la práctica) | forzar o vetar palabras, formatos | cumplimiento del formato y efectos secundarios |
 # | penalizaciones | bajan el logit de lo ya dicho: `repetition_penalty` divide, `frequency_penalty` resta según cuántas veces salió | respuestas que repiten frases | repeticiones, calidad |
 # | `seed` | fija el generador aleatorio de la petición | evaluaciones y depuración reproducibles | variación entre ejecuciones |
@@ -1649,7 +1649,7 @@ plt.show()
 # | JSON inválido | decodificación | temperatura, salida restringida, esquema, texto de más |
 # | tarda en empezar | prefill | cuántos tokens entran, documentos copiados enteros, un RAG que trae de más |
 # | empieza rápido y acaba lento | decode | cuántos tokens salen, tok/s, tamaño del lote, la GPU, el *streaming* |
-# | se queda sin memoria | runtime | la suma de pesos, caché KV, lote y contexto, más un margen |
+# | se queda sin memoria | entorno de ejecución | la suma de pesos, caché KV, lote y contexto, más un margen |
 # | repite frases | muestreo | penalización de repetición, temperatura, prompt |
 # | responde sin citar | contexto | recuperación, contrato de salida, respaldo en fuentes |
 # | seguro pero equivocado | evaluación | datos propios, cortes por tipo de caso, revisión humana |
@@ -1657,7 +1657,7 @@ plt.show()
 # | usa mal una herramienta | herramientas | esquema, permisos, argumentos, trazas, validadores |
 #
 # Mirar solo la respuesta final es el error del capítulo: un fallo puede nacer en la tokenización, el
-# contexto, la decodificación, el runtime o el validador.
+# contexto, la decodificación, el entorno de ejecución o el validador.
 #
 # ### Ejercicio 7 · `diagnose`, encuentra el error (1 punto · dificultad ★☆☆ · ~5 min)
 #
@@ -1679,7 +1679,7 @@ def diagnose(symptom):
         # "tarda en empezar": "decode",
         # "empieza rápido y acaba lento": "prefill",
         ### END BUGGY
-        "se queda sin memoria": "runtime",
+        "se queda sin memoria": "entorno de ejecución",
         "repite frases": "muestreo",
         "responde sin citar": "contexto",
         "seguro pero equivocado": "evaluación",
@@ -1899,11 +1899,11 @@ print("la ganadora cambia con un peso de privacidad de:", ", ".join(cambios))
 # | arquitectura | capas, atención, MLP, normas, tokenizador, ventana, MoE o no | por qué camino de cálculo pasa cada token | creer que «es un Transformer» explica cómo se comporta |
 # | pesos | los números aprendidos al entrenar y al adaptar | qué patrones sabe | llamar abierto a un modelo porque tiene una demo pública |
 # | post-entrenamiento | SFT, preferencias (RLHF, RLAIF, RLVR), formatos, herramientas, políticas | por qué contesta como asistente y no como texto suelto | atribuir al preentrenamiento lo que viene del alineamiento |
-# | runtime | vLLM, SGLang, llama.cpp o un servidor propio; lotes, caché, cuantización | coste, latencia y usuarios simultáneos | dar por mejor un modelo que solo estaba mejor servido |
+# | entorno de ejecución | vLLM, SGLang, llama.cpp o un servidor propio; lotes, caché, cuantización | coste, latencia y usuarios simultáneos | dar por mejor un modelo que solo estaba mejor servido |
 # | producto | interfaz, memoria externa, RAG, herramientas, salvaguardas, evaluación, permisos | lo que vive de verdad la persona usuaria | decir «el modelo puede» cuando lo que puede es el sistema entero |
 #
 # En este cuaderno los has tocado todos: la arquitectura en la sección 3, los pesos de `es-chat`, su
-# post-entrenamiento en la plantilla de chat, el runtime en el motor de `llmlab.serve` y el producto en el
+# post-entrenamiento en la plantilla de chat, el entorno de ejecución en el motor de `llmlab.serve` y el producto en el
 # contrato JSON y la tabla de diagnóstico.
 #
 # Sobre el mismo Transformer, el post-entrenamiento da **tipos** de modelo distintos, y el nombre del archivo
@@ -2246,8 +2246,8 @@ else:
 #   cada turno, así que su caché crece turno a turno hasta no caber.
 # - `min_p` corta relativo al favorito, `logit_bias` actúa sobre IDs, la misma `seed` reproduce los tokens y las
 #   penalizaciones rompen bucles; ninguno hace que el modelo sepa más.
-# - Arquitectura, pesos, post-entrenamiento, runtime y producto son planos distintos; sin un motivo, se parte de
-#   un modelo instruido o de chat.
+# - Arquitectura, pesos, post-entrenamiento, entorno de ejecución y producto son planos distintos; sin un
+#   motivo, se parte de un modelo instruido o de chat.
 # - Ante un fallo, primero la etapa: la tabla síntoma → etapa. Para elegir modelo, una matriz con pesos y
 #   mínimos explícitos; los márgenes del kit (3.75, 3.65, 3.6, 3.5) dicen que la decisión hay que medirla.
 #
