@@ -891,7 +891,63 @@ plt.show()
 # Cuando el primero tiene casi toda la masa, da igual la política; cuando hay varios candidatos parecidos, la
 # política decide el texto. Los parámetros de decodificación no hacen que el modelo sepa más: solo cambian cómo
 # se elige entre lo que ya calculó.
+
+# %% [markdown]
+# ### Decodificación especulativa: varios tokens por cada pasada del modelo grande
 #
+# Cada paso de *decode* lee todos los pesos para sacar un solo token, y en una GPU leerlos cuesta casi lo mismo
+# para un token que para cinco. La decodificación especulativa aprovecha ese hueco: un modelo **borrador**
+# pequeño propone `γ` tokens seguidos y el modelo **objetivo** los comprueba todos en una sola pasada. Se quedan
+# los propuestos hasta el primero en que el objetivo no está de acuerdo, y esa misma pasada pone un token más
+# (el suyo). Con decodificación voraz el texto es exactamente el del objetivo solo; lo único que cambia es
+# cuántas pasadas hacen falta.
+#
+# Si el objetivo acepta cada token propuesto con probabilidad `α` (la **tasa de aceptación**), cada pasada
+# avanza en media `E = (1 − α^(γ+1)) / (1 − α)` tokens (`γ + 1` con `α = 1`). Pero el borrador no es gratis:
+# si un paso suyo cuesta `c` veces un paso del objetivo, la **aceleración** frente a decodificar sin borrador es
+# `S = E / (γ · c + 1)`. Con `α = 0.75` y `γ = 4`, `E` = 3.05 tokens por pasada; con un borrador que cuesta el
+# 5 % del objetivo eso es 2.54 veces más rápido, y con uno que cuesta la mitad, apenas 1.02 (`C.speculative_speedup`).
+#
+# La medida: `es-mini` propone y `es-chat` comprueba, con `γ = 4` y seis preguntas del curso. Medimos `α` y los
+# tokens por pasada, los comparamos con la fórmula y, como en una GPU limitada por la memoria el coste de un paso
+# sigue a los bytes de pesos que lee, tomamos `c` = parámetros del borrador / parámetros del objetivo para
+# predecir la aceleración allí.
+
+# %% tags=["nbval-ignore-output"]
+from llmlab.serve import Engine
+
+check_true(abs(C.speculative_speedup(0.75, 4, 0.05) - 2.54) < 0.005, "α = 0.75, γ = 4, c = 0.05: 2.54 veces")
+check_true(abs(C.speculative_speedup(0.75, 4, 0.5) - 1.02) < 0.005, "α = 0.75, γ = 4, c = 0.5: 1.02 veces")
+borrador, _ = pretrained.load("es-mini")
+GAMMA_ESP = 4
+preguntas_esp = ["¿Qué es una biblioteca?", "¿Cómo se prepara un café?", "¿Por qué llueve?",
+                 "Dame un consejo para estudiar.", "¿Qué hace un médico?", "Explica qué es un río."]
+prompts_esp = [chat.encode_chat([{"role": "user", "content": p}], tok, style=ESTILO, add_generation_prompt=True)
+               for p in preguntas_esp]
+params_esp = SamplingParams(max_tokens=32, temperature=0, stop_token_ids=[tok.vocab_size])  # sin parada: 32 tokens
+con_borrador = Engine(modelo, tok, draft_model=borrador, num_speculative_tokens=GAMMA_ESP)
+salidas_esp = con_borrador.generate(prompts_esp, params_esp)
+salidas_solo = Engine(modelo, tok).generate(prompts_esp, params_esp)
+estadisticas = con_borrador.spec_stats()
+alfa = estadisticas.acceptance_rate
+c_esp = sum(p.numel() for p in borrador.parameters()) / sum(p.numel() for p in modelo.parameters())
+print(f"tasa de aceptación α = {alfa:.2f} · tokens por pasada {estadisticas.tokens_per_pass:.2f} "
+      f"(fórmula con esa α: {C.expected_tokens_per_pass(alfa, GAMMA_ESP):.2f})")
+print("mismo texto que es-chat solo:", [s.token_ids for s in salidas_esp] == [s.token_ids for s in salidas_solo])
+alfa_equilibrio = next(a / 1000 for a in range(1001) if C.speculative_speedup(a / 1000, GAMMA_ESP, c_esp) >= 1)
+aceleracion = C.speculative_speedup(alfa, GAMMA_ESP, c_esp)
+print(f"c = {c_esp:.2f} (parámetros de es-mini / es-chat) → aceleración prevista {aceleracion:.2f}× · "
+      f"hace falta α ≥ {alfa_equilibrio:.2f} para no perder · {'compensa' if aceleracion >= 1 else 'no compensa'}")
+check_true((aceleracion >= 1) == (alfa >= alfa_equilibrio), "por debajo del α de equilibrio, el borrador no compensa")
+
+# %% [markdown]
+# Los tokens por pasada casan con la fórmula usando la `α` medida, y el texto no cambia. Lo que decide si
+# compensa son las dos cosas a la vez: que el borrador acierte mucho (una `α` alta) y que cueste poco (una `c`
+# pequeña). Un borrador que ronda la mitad del objetivo necesita una `α` muy alta para no perder; uno del 5 %
+# gana con casi cualquiera. Y no ahorra memoria: hay que cargar los pesos del borrador y su caché, además de toda
+# la del objetivo (el error 9 de la sección 15).
+
+# %% [markdown]
 # ## 6. Qué mandos de muestreo pide cada tarea
 #
 # La guía propone tres puntos de partida. No hay una temperatura «buena»: hay una para cada trabajo.
