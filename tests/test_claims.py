@@ -143,6 +143,15 @@ def m_lab08_speculative(out):
             "same text": "mismo texto que el objetivo solo: True" in out}
 
 
+def m_lab09_speculative(out):
+    ((alpha, per_pass, formula),) = _find(r"α = ([\d.]+) · tokens por pasada ([\d.]+) \(fórmula con esa α: ([\d.]+)\)", out)
+    ((c, speedup, breakeven, verdict),) = _find(r"c = ([\d.]+) .*?aceleración prevista ([\d.]+)× · hace falta α ≥ "
+                                                r"([\d.]+) para no perder · (compensa|no compensa)", out)
+    return {"α": _num(alpha), "tokens/pass": _num(per_pass), "formula": _num(formula), "c": _num(c),
+            "speed-up": _num(speedup), "break-even α": _num(breakeven), "verdict": verdict,
+            "same text": "mismo texto que es-chat solo: True" in out}
+
+
 def m_lab09_templates(out):
     return {name: {"ratio": _num(r), "q1": _num(q1), "q3": _num(q3), "worse": int(w), "of": int(n)} for
             name, r, q1, q3, w, n in
@@ -176,6 +185,18 @@ def m_lab02_slope(out):
 
 def m_lab07_speed(out):
     return {f: _num(x) for f, x in _find(r"(\w+):\s+[\d.]+ tokens por segundo de CPU\s+\(([\d.]+)× la velocidad", out)}
+
+
+def m_lab07_nf4(out):
+    rows = {int(b): {"q4_0": _num(q), "symmetric": _num(u), "nf4": _num(n)} for b, q, u, n in
+            _find(r"(?m)^\s*(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+NF4 / Q4_0", out)}
+    return {"rows": rows, "levels": len(_find(r"niveles de NF4: \[([^\]]*)\]", out)[0].split())}
+
+
+def m_lab08_prefix(out):
+    ((same, saved, total),) = _find(r"coinciden: (True|False) · prefill ahorrado: ([\d\u2009 ]+) de ([\d\u2009 ]+) tokens",
+                                    out)
+    return {"engine = function": same == "True", "saved": _num(saved), "prompt tokens": _num(total)}
 
 
 def m_lab09_prefill(out):
@@ -271,12 +292,26 @@ CLAIMS = [
           m_lab07_speed,
           lambda m: all(v < 1.0 for f, v in m.items() if f != "f32"),
           "CPU-time decode speed of q8_0 and q4_0 below f32's"),
+    Claim("lab07-nf4", "lab07", "errores_nf4 = {}",
+          "NF4's normal-quantile levels leave less error than Q4_0's uniform grid at QLoRA's blocks of 64, the gap "
+          "grows with the block, they nearly tie at 32, and NF4 always beats a symmetric uniform grid",
+          m_lab07_nf4,
+          lambda m: (m["levels"] == 16 and m["rows"][64]["nf4"] < m["rows"][64]["q4_0"]
+                     and abs(m["rows"][32]["nf4"] / m["rows"][32]["q4_0"] - 1) < 0.05
+                     and m["rows"][256]["nf4"] / m["rows"][256]["q4_0"] < m["rows"][64]["nf4"] / m["rows"][64]["q4_0"]
+                     and all(r["nf4"] < r["symmetric"] for r in m["rows"].values())),
+          "3 normal 512×512 matrices (mean): NF4 < Q4_0 at block 64; |NF4/Q4_0 − 1| < 5 % at 32; ratio at 256 < at 64"),
     Claim("lab08-capacity", "lab08", "capacidad[clientes] = {",
           "with continuous batching capacity grows with the clients",
           m_lab08_capacity,
           lambda m: (all(abs(v - c) < 1e-9 for c, v in m["tokens/step"].items())
                      and m["CPU throughput × (vs 1 client)"][max(m["tokens/step"])] > 3),
           "tokens per engine step = clients (exact); CPU-time throughput at 16 clients > 3 × at 1"),
+    Claim("lab08-prefix-savings", "lab08", "medidos = [motor_uno_a_uno.generate(",
+          "the exercise's count of prefix-cache hits is what the engine reuses, request by request",
+          m_lab08_prefix,
+          lambda m: m["engine = function"] and 0 < m["saved"] < m["prompt tokens"],
+          "8 prompts behind one system prompt, served one by one: per-request equality; something saved"),
     Claim("lab08-continuous", "lab08", 'for politica in ("static", "continuous"):\n    motor = Engine(modelo, tokenizador, '
           "max_num_seqs=4",
           "continuous batching needs fewer engine steps than static, as the simulator says",
@@ -294,6 +329,15 @@ CLAIMS = [
           m_lab09_prefill,
           lambda m: m["µs/token longest"] < m["µs/token shortest"] / 2 and m["max prefill µs/token / decode step µs"] < 1,
           "CPU time: µs/token at the longest prompt < ½ the shortest's; every prompt's µs/token < one decode step"),
+    Claim("lab09-speculative", "lab09", "estadisticas = con_borrador.spec_stats()",
+          "tokens per target pass match the formula with the measured α; the text is the target's; below the "
+          "break-even α the draft does not pay (S = E / (γc + 1))",
+          m_lab09_speculative,
+          lambda m: (abs(m["tokens/pass"] - m["formula"]) < 0.25 and m["same text"] and m["tokens/pass"] >= 1
+                     and (m["verdict"] == "compensa") == (m["α"] >= m["break-even α"])
+                     and (m["verdict"] == "compensa") == (m["speed-up"] >= 1) and 0 < m["c"] < 1),
+          "6 questions × 32 greedy tokens, γ = 4: |measured − formula| < 0.25 tokens/pass; identical ids; verdict "
+          "consistent with the break-even α"),
     Claim("lab09-templates", "lab09", "razones = {n:",
           "a wrong template raises the answer's perplexity; a duplicated BOS is invisible to it",
           m_lab09_templates,

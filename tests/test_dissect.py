@@ -83,6 +83,7 @@ def test_diagnose_table_and_errors():
     assert D.diagnose("tarda en empezar") == "prefill"
     assert D.diagnose("  Empieza rápido   y acaba LENTO ") == "decode"
     assert D.diagnose("JSON inválido") == "decodificación"
+    assert D.diagnose("se queda sin memoria") == "entorno de ejecución"  # Spanish, as lab 09's prose
     with pytest.raises(ValueError):
         D.diagnose("va lento")
     with pytest.raises(ValueError):

@@ -13,7 +13,8 @@ module holds the small reference pieces lab 09 grades, one per stage:
   ``"stop_sequence"`` and ``"max_tokens"`` (guide G-M7).
 - ``fits_on_device``: weights plus KV cache against the device memory; supported context is not
   free context, and weight bits are not KV bytes (guide G-1, G-5, G-M1, G-M2).
-- ``DIAGNOSIS``, ``diagnose``: chapter 08's table "symptom -> first stage to look at" (8-M6).
+- ``DIAGNOSIS``, ``diagnose``: chapter 08's table "symptom -> first stage to look at" (8-M6); the stages
+  are lab 09's Spanish labels (the runtime is ``"entorno de ejecución"``).
 - ``score_options``: a weighted decision matrix with minimum thresholds (chapter 08's kit, 8-M1).
 - ``kv_growth_over_turns``: the KV cache of a chat after each turn, the history resent every time (G-8).
 - ``MODEL_TYPES``, ``recommend_model_type``: base, instruct, chat, reasoning or tool-tuned (guide TG.10).

@@ -12,7 +12,7 @@ DIAGNOSIS = {
     "json inválido": "decodificación",  # temperature, constrained decoding, schema, extra text
     "tarda en empezar": "prefill",  # input tokens, pasted documents, over-broad RAG
     "empieza rápido y acaba lento": "decode",  # output tokens, tok/s, batch, streaming
-    "se queda sin memoria": "runtime",  # weights + KV + batch + context + margin
+    "se queda sin memoria": "entorno de ejecución",  # the runtime: weights + KV + batch + context + margin
     "repite frases": "muestreo",  # repetition penalty, temperature
     "responde sin citar": "contexto",  # retrieval, output contract, groundedness
     "seguro pero equivocado": "evaluación",  # own data set, slices, human review

@@ -53,7 +53,7 @@ The server needs the ``serve`` extra (``pip install -e ".[serve]"``: fastapi, uv
 prometheus-client, llguidance); the engine needs only torch (and llguidance for a JSON schema). Units: seconds, bytes, tokens.
 """
 
-from .blocks import BlockAllocator, OutOfBlocks
+from .blocks import BlockAllocator, OutOfBlocks, prefix_cache_savings
 from .engine import LLM, Engine, KVStats
 from .launcher import ServerHandle, launch, stop_all
 from .loadgen import LoadReport, run_load
@@ -63,6 +63,7 @@ from .speculative import SpecStats, speculative_generate, verify_sampled
 
 __all__ = [
     "BlockAllocator",
+    "prefix_cache_savings",
     "Completion",
     "Engine",
     "KVStats",

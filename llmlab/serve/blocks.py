@@ -29,7 +29,7 @@ import itertools
 from collections import OrderedDict, deque
 from collections.abc import Sequence
 
-__all__ = ["BlockAllocator", "OutOfBlocks", "blocks_needed"]
+__all__ = ["BlockAllocator", "OutOfBlocks", "blocks_needed", "prefix_cache_savings"]
 
 
 class OutOfBlocks(RuntimeError):
@@ -216,3 +216,32 @@ class BlockAllocator:
     def __repr__(self) -> str:
         return (f"BlockAllocator(num_blocks={self.num_blocks}, block_size={self.block_size}, used={self.num_used}, "
                 f"free={self.num_free}, cached={self.num_cached})")
+
+
+def prefix_cache_savings(prompts, block_size: int = 16) -> list[int]:
+    """Prompt tokens each request takes from the prefix cache instead of computing them in its prefill.
+
+    ``prompts`` (sequences of token ids) arrive one after another at an engine whose cache starts empty
+    and evicts nothing; each prompt's full blocks are cached after its prefill (the answers are not
+    counted). Block ``k`` of a prompt is a hit when an earlier prompt had the same first
+    ``(k + 1) * block_size`` tokens; hits are taken from the start up to the first miss. The last prompt
+    token is always computed (its logits give the first answer token), as ``Scheduler`` does: a prompt
+    covered entirely saves ``len(prompt) - 1``. Returns one Python int per prompt. Raises ``ValueError``
+    for a ``block_size`` that is not an int >= 1 or an empty prompt.
+    """
+    if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1:
+        raise ValueError(f"block_size must be an int >= 1, got {block_size!r}")
+    prompts = [[int(t) for t in p] for p in prompts]
+    if any(not p for p in prompts):
+        raise ValueError("every prompt needs at least one token")
+    allocator = BlockAllocator(max(1, sum(len(p) // block_size for p in prompts)), block_size)
+    saved = []
+    for p in prompts:
+        found = allocator.find_prefix(p)
+        saved.append(min(len(found) * block_size, len(p) - 1))
+        previous = found[-1] if found else None
+        for k in range(len(found), len(p) // block_size):
+            block = allocator.allocate()
+            allocator.register(block, previous, p[k * block_size:(k + 1) * block_size])
+            previous = block
+    return saved

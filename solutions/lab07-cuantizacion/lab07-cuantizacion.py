@@ -1068,6 +1068,114 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
+# ### NF4: los 16 niveles donde caen los pesos
+#
+# Los 16 niveles de Q4_0 están igual de separados: entre el peso más grande del bloque y su opuesto hay el
+# mismo número de niveles cerca del cero que en las colas. Pero los pesos de una red entrenada se parecen a una
+# campana de Gauss: casi todos están cerca del cero y muy pocos lejos. **NF4** (*4-bit NormalFloat*, el tipo que
+# introdujo QLoRA) coloca los niveles en los **cuantiles** de una normal estándar, de modo que a cada nivel le
+# toca más o menos la misma fracción de pesos: muchos niveles apretados en el centro y pocos, separados, en los
+# extremos. Se construye así: 8 niveles positivos en los cuantiles de probabilidad que van de `0.9677` a `0.5`,
+# 7 negativos con el mismo reparto en la otra mitad y un **cero exacto** (un peso nulo sigue siéndolo); después
+# se dividen por el mayor para que vayan de −1 a 1. Cada bloque guarda su escala *absmax*, como Q4_0, y cada
+# peso, el índice (4 bits) del nivel más cercano a `peso / escala`.
+#
+# QLoRA es eso: la base congelada en **NF4 de 4 bits**, con bloques de 64 y las escalas cuantizadas otra vez
+# («doble cuantización», unos 4.13 bits por peso en total), y los adaptadores LoRA entrenados en 16 bits
+# encima (lab 06). No hay un QLoRA de 8 bits. Comparamos el error de NF4 con el de la rejilla de Q4_0 (la misma
+# escala con signo, los mismos 16 códigos) y con una rejilla uniforme simétrica (`absmax / 7`, 15 niveles), con
+# el mismo tamaño de bloque y la escala en float16 en los tres, sobre pesos normales de 512×512 (tres
+# semillas).
+
+# %%
+from statistics import NormalDist
+
+def niveles_nf4(desplazamiento=0.9677083):
+    """Los 16 niveles de NF4: cuantiles de la normal estándar, con un cero exacto, normalizados a [-1, 1]."""
+    normal = NormalDist()
+    positivos = [normal.inv_cdf(float(p)) for p in np.linspace(desplazamiento, 0.5, 9)[:-1]]
+    negativos = [-normal.inv_cdf(float(p)) for p in np.linspace(desplazamiento, 0.5, 8)[:-1]]
+    niveles = np.sort(np.array(positivos + [0.0] + negativos))
+    return niveles / niveles.max()
+
+
+NF4 = niveles_nf4()
+NF4_QLORA = np.array([-1.0, -0.6961928, -0.5250731, -0.3949175, -0.2844414, -0.1847734, -0.0910500, 0.0,
+                      0.0795803, 0.1609302, 0.2461123, 0.3379152, 0.4407098, 0.5626170, 0.7229568, 1.0])
+assert NF4.size == 16 and np.abs(NF4 - NF4_QLORA).max() < 1e-6  # la tabla publicada con QLoRA
+print("niveles de NF4:", np.round(NF4, 4))
+print("niveles de Q4_0 (en unidades del peso mayor, si es positivo):", np.arange(-7, 9) / 8)
+
+
+def escala_f16(x):
+    return x.astype(np.float16).astype(np.float32)
+
+
+def rejilla_nf4(w, bloque):
+    b = w.reshape(-1, bloque)
+    escala = escala_f16(np.abs(b).max(axis=1, keepdims=True))
+    codigos = np.abs((b / escala)[..., None] - NF4).argmin(axis=-1)  # el nivel más cercano, 4 bits
+    return (NF4[codigos] * escala).reshape(w.shape)
+
+
+def rejilla_q4_0(w, bloque):
+    """La rejilla de Q4_0 con cualquier tamaño de bloque: d = (peso de mayor magnitud) / −8, códigos 0…15."""
+    b = w.reshape(-1, bloque)
+    m = np.take_along_axis(b, np.abs(b).argmax(axis=1)[:, None], axis=1)
+    d = m / np.float32(-8)
+    q = np.minimum(np.floor(b * (np.float32(1) / d) + np.float32(8.5)), 15)
+    return (escala_f16(d) * (q - 8)).reshape(w.shape)
+
+
+def rejilla_simetrica(w, bloque):
+    b = w.reshape(-1, bloque)
+    s = escala_f16(np.abs(b).max(axis=1, keepdims=True) / 7)
+    return (np.clip(np.round(b / s), -7, 7) * s).reshape(w.shape)
+
+
+pesos_normales = [np.random.default_rng(SEMILLA + 70 + k).normal(0, 0.02, (512, 512)).astype(np.float32)
+                  for k in range(3)]
+assert np.array_equal(rejilla_q4_0(pesos_normales[0], 32),
+                      Q.dequantize_q4_0(Q.quantize_q4_0(pesos_normales[0])))  # con bloques de 32, Q4_0 tal cual
+errores_nf4 = {}
+print(f"\n{'bloque':>6s} {'Q4_0':>8s} {'uniforme ±7':>12s} {'NF4':>8s}   error relativo ‖W − Ŵ‖ / ‖W‖, media de 3")
+for bloque in (32, 64, 128, 256):
+    fila = {nombre: float(np.mean([np.linalg.norm(f(W, bloque) - W) / np.linalg.norm(W) for W in pesos_normales]))
+            for nombre, f in (("q4_0", rejilla_q4_0), ("simetrica", rejilla_simetrica), ("nf4", rejilla_nf4))}
+    errores_nf4[bloque] = fila
+    print(f"{bloque:>6d} {fila['q4_0']:>8.4f} {fila['simetrica']:>12.4f} {fila['nf4']:>8.4f}"
+          f"   NF4 / Q4_0 = {fila['nf4'] / fila['q4_0']:.3f}")
+assert all(f["nf4"] < f["simetrica"] for f in errores_nf4.values())  # NF4 gana a la uniforme simétrica siempre
+assert errores_nf4[64]["nf4"] < errores_nf4[64]["q4_0"]  # con los bloques de QLoRA, NF4 deja menos error
+razones_nf4 = [f["nf4"] / f["q4_0"] for f in errores_nf4.values()]
+assert all(a > b for a, b in zip(razones_nf4, razones_nf4[1:]))  # la ventaja de NF4 crece con el bloque
+assert abs(razones_nf4[0] - 1) < 0.05  # con bloques de 32, casi empatados
+
+# %%
+W_dib = pesos_normales[0].reshape(-1, 64)
+normalizados = (W_dib / np.abs(W_dib).max(axis=1, keepdims=True)).ravel()
+fig, ax = plt.subplots(figsize=(8, 3.2))
+ax.hist(normalizados, bins=120, color="lightgrey", density=True, label="pesos / escala del bloque (bloques de 64)")
+for i, nivel in enumerate(NF4):
+    ax.axvline(nivel, color="C0", linewidth=1, label="NF4" if i == 0 else None)
+for i, nivel in enumerate(np.arange(-7, 9) / 8):
+    ax.axvline(nivel, color="C3", linewidth=1, linestyle=":", label="Q4_0 (peso mayor positivo)" if i == 0 else None)
+ax.set_xlabel("valor normalizado")
+ax.set_title("NF4 aprieta los niveles donde hay más pesos; Q4_0 los reparte por igual")
+ax.legend(fontsize=8, loc="upper right")
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# Con los bloques de 64 de QLoRA, NF4 deja menos error que la rejilla de Q4_0, y la ventaja crece con el
+# bloque: cuanto más grande es, más lejos queda el peso mayor del resto, más niveles desperdicia una rejilla
+# uniforme en las colas vacías y más acierta NF4 al ponerlos en el centro. Con bloques de 32, los de GGUF,
+# quedan casi empatados (a menos de un 5 %), porque el truco de Q4_0 (la escala lleva el signo del peso mayor, que cae justo en un extremo)
+# también aprovecha bien sus 16 códigos; frente a la rejilla uniforme simétrica, sin ese truco, NF4 gana con
+# cualquier bloque. Que NF4 no sea la mejor rejilla para el error cuadrático (reparte los pesos por igual entre
+# niveles, no minimiza la distancia) explica que, con los bloques de 64, la ventaja sea de unos pocos por ciento.
+
+# %% [markdown]
 # ## 8. El modelo del curso, cuantizado
 #
 # Ahora lo de verdad. `Q.quantize_model(modelo, formato)` devuelve una **copia** del modelo en la que cada capa
@@ -1605,6 +1713,9 @@ else:
 #   coma flotante: error relativo parecido en todo el rango, pero un máximo de 448 en E4M3.
 # - Q8_0 (34 bytes por 32 pesos) y Q4_0 (18 bytes, escala con signo `m/−8`, nibbles `j` y `j + 16` en el mismo
 #   byte) son bloques de escala + códigos; los has empaquetado byte a byte como llama.cpp.
+# - NF4, el tipo de 4 bits de QLoRA, pone sus 16 niveles en cuantiles de la normal (con un cero exacto): con
+#   bloques de 64, menos error que la rejilla uniforme de Q4_0 en pesos normales. QLoRA es LoRA sobre una base
+#   congelada en NF4 de 4 bits.
 # - Con un modelo de verdad se mide la perplejidad de cada formato (tus números están en la tabla de la
 #   sección 8): lo habitual es que 8 bits no se note, 4 bits con grupos cueste poco y 2 bits se despeñe. Ir más
 #   rápido depende de cómo descuantice el motor.

@@ -11,8 +11,8 @@
 #
 # [![Abrir en Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/llmlab-curso/llmlab/blob/main/labs/lab08-servir-un-modelo/lab08-servir-un-modelo.ipynb)
 #
-# **Capítulo 07** de *Facsímil 03 · Arquitecturas y modelos* · duración estimada: **3 horas y media**
-# (75 min de lectura y figuras y 2 h 15 min de ejercicios y de la pregunta razonada; cada ejercicio indica su
+# **Capítulo 07** de *Facsímil 03 · Arquitecturas y modelos* · duración estimada: **4 horas**
+# (90 min de lectura y figuras y 2 h 30 min de ejercicios y de la pregunta razonada; cada ejercicio indica su
 # tiempo y su dificultad)
 #
 # Que un modelo conteste bien a una pregunta en tu portátil no dice casi nada de lo que pasará cuando lo usen
@@ -713,6 +713,7 @@ for v in VERSIONES:
 # %% tags=["nbval-ignore-output"]
 from llmlab.model import ModelConfig, Transformer
 from llmlab.serve import BlockAllocator, Engine, SamplingParams
+from llmlab.serve import blocks as serve_blocks
 
 BLOQUES = 2 * math.ceil(cfg.max_seq_len / 16)  # sitio para dos secuencias de contexto máximo
 # GQA: las cabezas KV de es-base si está agrupado; si no, el mayor divisor de n_heads que no pase de n_heads / 2.
@@ -828,6 +829,135 @@ print("las mismas respuestas con y sin caché:", respuestas_biblio[True] == resp
 # motor copia uno antes de modificarlo, *copy-on-write*).
 
 # %% [markdown]
+# ### Ejercicio 5 · `prefix_cache_savings` (2 puntos · dificultad ★★☆ · ~15 min)
+#
+# Escribe `prefix_cache_savings(prompts, block_size)`, la cuenta que hace el asignador del motor.
+# `prompts` es una lista de prompts (cada uno, una lista o tupla de IDs de token enteros) que llegan **uno tras
+# otro** a un motor cuya caché de prefijos empieza vacía y no olvida nada. Cada prompt deja en la caché sus
+# bloques llenos al terminar su *prefill* (las respuestas no cuentan). Las reglas:
+#
+# - El bloque `k` de un prompt son sus tokens `k · block_size` … `(k + 1) · block_size − 1`; el trozo final que no
+#   llena un bloque no se guarda.
+# - El bloque `k` está en la caché si algún prompt **anterior** tenía sus mismos primeros `(k + 1) · block_size`
+#   tokens (el bloque y todo lo que lo precede). Se reutilizan los bloques desde el principio hasta el primero que
+#   no está.
+# - El último token del prompt se calcula siempre, porque sus *logits* dan el primer token de la respuesta: un
+#   prompt que la caché cubre entero ahorra `len(prompt) − 1` tokens.
+#
+# Devuelve una **lista** de `int` de Python, uno por prompt y en el mismo orden: los tokens de su prompt que el
+# motor no calcula (`[]` si no hay prompts). No modifica la entrada. Lanza `ValueError` si `block_size` no es un
+# `int` ≥ 1 (un `16.0` tampoco vale) o si algún prompt está vacío.
+#
+# Un ejemplo con bloques de 2 tokens: `[[1, 2, 3, 4, 5], [1, 2, 3, 4, 6], [1, 2, 3, 4], [9, 1, 2]]` da
+# `[0, 4, 3, 0]`. El segundo reutiliza los dos bloques del primero; el tercero también, pero se queda en 3 porque
+# su último token se calcula; el cuarto no reutiliza nada: `[1, 2]` está en su prompt, pero detrás de un `9`.
+
+# %% nbgrader={"grade_id": "prefix_cache_savings", "solution": true}
+def prefix_cache_savings(prompts, block_size):
+    """Tokens de cada prompt que la caché de prefijos ahorra en su prefill."""
+    ### BEGIN SOLUTION
+    if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1:
+        raise ValueError("block_size debe ser un int >= 1")
+    vistos = set()  # prefijos de bloques llenos ya guardados, como tuplas
+    ahorros = []
+    for prompt in prompts:
+        ids = tuple(int(t) for t in prompt)
+        if not ids:
+            raise ValueError("cada prompt necesita al menos un token")
+        llenos = len(ids) // block_size
+        k = 0
+        while k < llenos and ids[:(k + 1) * block_size] in vistos:
+            k += 1
+        ahorros.append(min(k * block_size, len(ids) - 1))
+        vistos.update(ids[:(j + 1) * block_size] for j in range(llenos))
+    return ahorros
+    ### END SOLUTION
+
+
+# %% [markdown]
+# <details><summary>Pista 1</summary>
+#
+# Un bloque solo se reconoce junto con todo lo que tiene delante, así que basta con guardar, para cada prompt ya
+# servido, sus prefijos de 1, 2, 3, … bloques llenos (como tuplas, en un conjunto) y mirar cuántos de los
+# prefijos del prompt nuevo, del más corto al más largo, ya están.
+#
+# </details>
+#
+# <details><summary>Pista 2</summary>
+#
+# Cuenta `k`, los bloques reutilizados seguidos desde el principio; el ahorro es `min(k · block_size,
+# len(prompt) − 1)`. Mira el prompt **antes** de añadir sus propios prefijos al conjunto: un prompt no se
+# reutiliza a sí mismo.
+#
+# </details>
+
+# %% nbgrader={"grade_id": "test_prefix_cache_savings", "grade": true, "points": 2}
+# Comprobación del ejercicio 5 · resultados exactos (enteros).
+with reference_blocked(serve_blocks.prefix_cache_savings):
+    ahorro = checked_call(prefix_cache_savings, [[1, 2, 3, 4, 5], [1, 2, 3, 4, 6], [1, 2, 3, 4], [9, 1, 2]], 2)
+    check_list(ahorro, length=4, what="prefix_cache_savings(...)")
+    check_true(all(type(v) is int for v in ahorro), "cada elemento es un int de Python",
+               hint="convierte con int(...) si usas NumPy")
+    check_equal(ahorro, [0, 4, 3, 0], what="el ejemplo del enunciado",
+                hint="el tercero lo cubre entero la caché, pero su último token se calcula")
+    check_equal(checked_call(prefix_cache_savings, [[5, 6, 7], [5, 6, 8]], 4), [0, 0],
+                what="un prefijo compartido que no llena un bloque", hint="solo se guardan bloques llenos")
+    check_equal(checked_call(prefix_cache_savings, [[1, 2, 3, 4, 5, 6], [1, 2, 3, 4, 5, 6]], 4), [0, 4],
+                what="el mismo prompt dos veces, con un trozo final a medio llenar",
+                hint="el trozo final no se guarda: solo se reutiliza el bloque lleno")
+    check_equal(checked_call(prefix_cache_savings, [[1, 2, 3, 4], [7, 7, 3, 4, 5]], 2), [0, 0],
+                what="los mismos tokens detrás de otro prefijo", hint="un bloque se reconoce con todo lo que lo precede")
+    check_raises(lambda: prefix_cache_savings([[1, 2]], 0), ValueError, what="block_size = 0")
+ok("solo bloques llenos, encadenados desde el principio, y el último token siempre se calcula")
+### BEGIN HIDDEN TESTS
+with hidden("prefix_cache_savings: familias de prefijos aleatorias, bordes, tipos y errores"):
+    rng_oculto = np.random.default_rng(808)
+    casos_oculto = []
+    for _ in range(30):
+        bloque_oculto = int(rng_oculto.choice([1, 2, 3, 4, 16]))
+        raices_oculto = [rng_oculto.integers(0, 5, size=int(rng_oculto.integers(0, 4 * bloque_oculto + 2)))
+                         for _ in range(3)]
+        prompts_oculto = []
+        for _ in range(int(rng_oculto.integers(1, 9))):
+            raiz_oculto = raices_oculto[int(rng_oculto.integers(0, 3))]
+            corte_oculto = int(rng_oculto.integers(0, raiz_oculto.size + 1))
+            cola_oculto = rng_oculto.integers(0, 5, size=int(rng_oculto.integers(0 if corte_oculto else 1, 6)))
+            prompts_oculto.append([int(t) for t in raiz_oculto[:corte_oculto]] + [int(t) for t in cola_oculto])
+        casos_oculto.append((prompts_oculto, bloque_oculto))
+    casos_oculto += [([[3, 1, 4, 1], [3, 1, 4, 1], [3, 1, 4, 1, 5]], 2),  # repetido entero y alineado: 3, no 4
+                     ([[8], [8], [8, 8]], 1),  # bloques de 1 token y prompts de 1 token
+                     ([(1, 2, 3, 4), (1, 2, 3, 4, 9)], 4),  # tuplas
+                     ([[np.int64(2), np.int64(7), 1, 1], [2, 7, 1, 1, 0]], 2),  # enteros de NumPy
+                     ([[1, 2, 3, 4, 5, 6], [1, 2, 0, 4, 5, 6], [1, 2, 3, 4, 5, 6, 0]], 2),  # un fallo corta la cadena
+                     ([[4, 4, 4, 4], [4, 4]], 2), ([[6, 5, 4, 3, 2, 1, 0]] * 3, 3), ([], 3)]
+    esperados_oculto = [serve_blocks.prefix_cache_savings(p, b) for p, b in casos_oculto]
+    with reference_blocked(serve_blocks.prefix_cache_savings):
+        for (p, b), esperado_oculto in zip(casos_oculto, esperados_oculto):
+            obtenido_oculto = checked_call(prefix_cache_savings, p, b)
+            check_list(obtenido_oculto, length=len(esperado_oculto))
+            check_true(all(type(v) is int for v in obtenido_oculto), "cada elemento es un int de Python")
+            check_equal(obtenido_oculto, esperado_oculto)
+        for malo_oculto in (0, -2, 2.5, 16.0, True, "16"):
+            check_raises(lambda: prefix_cache_savings([[1, 2, 3]], malo_oculto), ValueError)
+        check_raises(lambda: prefix_cache_savings([[1, 2], []], 2), ValueError)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# Tu cuenta frente al motor: servimos los ocho prompts de la biblioteca de uno en uno, con la caché de prefijos
+# encendida, y comparamos, petición a petición, los tokens que el motor dice haber reutilizado con los que da tu
+# función.
+
+# %% tags=["nbval-ignore-output"]
+motor_uno_a_uno = Engine(modelo, tokenizador, max_num_seqs=1)
+un_token = SamplingParams(max_tokens=1, temperature=0)
+medidos = [motor_uno_a_uno.generate([p], un_token)[0].metrics.prefix_cached_tokens for p in prompts_biblio]
+calculados = prefix_cache_savings(prompts_biblio, 16)
+print("reutilizados según el motor:  ", medidos)
+print("reutilizados según tu función:", calculados)
+print(f"coinciden: {medidos == calculados} · prefill ahorrado: {fmt_int(sum(calculados))} de "
+      f"{fmt_int(total_prompt)} tokens ({fmt_pct(sum(calculados) / total_prompt, 1)})")
+
+# %% [markdown]
 # ## 5. Lotes: estáticos frente a continuos
 #
 # Un servidor no atiende peticiones de una en una: en cada paso de *decode* avanza un token de **todas** las
@@ -838,7 +968,7 @@ print("las mismas respuestas con y sin caché:", respuestas_biblio[True] == resp
 # El ejemplo: cuatro peticiones que necesitan 8, 2, 2 y 2 pasos, y 2 huecos. Con lotes estáticos se hacen 10
 # pasos y se aprovecha el 70 % de los huecos; con lotes continuos, 8 pasos y el 87.5 %.
 #
-# ### Ejercicio 5 · `simulate_batching` (3 puntos · dificultad ★★★ · ~25 min)
+# ### Ejercicio 6 · `simulate_batching` (3 puntos · dificultad ★★★ · ~25 min)
 #
 # Escribe `simulate_batching(lengths, slots, mode="continuous")`. `lengths[i]` es cuántos pasos de *decode* (un
 # token por paso) necesita la petición `i`; todas llegan al principio y esperan en una cola por orden de llegada
@@ -892,7 +1022,7 @@ def simulate_batching(lengths, slots, mode="continuous"):
 # </details>
 
 # %% nbgrader={"grade_id": "test_simulate_batching", "grade": true, "points": 3}
-# Comprobación del ejercicio 5 · pasos exactos; aprovechamiento con atol=1e-9.
+# Comprobación del ejercicio 6 · pasos exactos; aprovechamiento con atol=1e-9.
 with reference_blocked(C.simulate_batching):
     estatico = checked_call(simulate_batching, [8, 2, 2, 2], 2, mode="static")
     check_type(estatico, dict, what="simulate_batching(...)")
@@ -1057,7 +1187,7 @@ plt.show()
 # `[0.8, 0.9, 1.0, 1.1, 1.2, 1.3, 1.5, 2.0, 3.5, 9.0]` segundos la media es 2.23 s, pero la p50 es 1.25 s y la
 # p95, 6.525 s.
 #
-# ### Ejercicio 6 · `latency_percentiles` (2 puntos · dificultad ★★☆ · ~15 min)
+# ### Ejercicio 7 · `latency_percentiles` (2 puntos · dificultad ★★☆ · ~15 min)
 #
 # Escribe `latency_percentiles(samples, qs=(50, 95, 99))`, que devuelve un diccionario `{q: valor}` con un
 # `float` por cada percentil de `qs` (números entre 0 y 100), calculados con **interpolación lineal** entre las
@@ -1098,7 +1228,7 @@ def latency_percentiles(samples, qs=(50, 95, 99)):
 # </details>
 
 # %% nbgrader={"grade_id": "test_latency_percentiles", "grade": true, "points": 2}
-# Comprobación del ejercicio 6 · tolerancia: atol=1e-9 s.
+# Comprobación del ejercicio 7 · tolerancia: atol=1e-9 s.
 muestras_ej = [0.8, 0.9, 1.0, 1.1, 1.2, 1.3, 1.5, 2.0, 3.5, 9.0]
 with reference_blocked(C.latency_percentiles):
     p = checked_call(latency_percentiles, muestras_ej)
@@ -1220,7 +1350,7 @@ for clientes, c in capacidad.items():
 # (con `α = 1` salen `γ + 1`). La heurística del capítulo, «si acepta 3 de cada 4, avanza 3 tokens por pasada»,
 # olvida el token que siempre añade el objetivo: con `α = 0.75` y `γ = 4` salen 3.05.
 #
-# ### Ejercicio 7 · `expected_tokens_per_pass` (2 puntos · dificultad ★☆☆ · ~10 min)
+# ### Ejercicio 8 · `expected_tokens_per_pass` (2 puntos · dificultad ★☆☆ · ~10 min)
 #
 # Escribe `expected_tokens_per_pass(alpha, gamma)`, que devuelve `E` como `float`. Con `alpha = 1` debe
 # devolver `gamma + 1` (sin dividir por cero). Lanza `ValueError` si `alpha` no está en `[0, 1]` o si `gamma` es
@@ -1253,7 +1383,7 @@ def expected_tokens_per_pass(alpha, gamma):
 # </details>
 
 # %% nbgrader={"grade_id": "test_expected_tokens_per_pass", "grade": true, "points": 2}
-# Comprobación del ejercicio 7 · tolerancia: atol=1e-4 (valores de referencia con 4 decimales).
+# Comprobación del ejercicio 8 · tolerancia: atol=1e-4 (valores de referencia con 4 decimales).
 with reference_blocked(C.expected_tokens_per_pass):
     e = checked_call(expected_tokens_per_pass, 0.75, 4)
     check_number(e, what="expected_tokens_per_pass(0.75, 4)", kind="float")
@@ -1340,7 +1470,7 @@ plt.show()
 # 3. si no hay ninguna de esas dos necesidades, la respuesta es `"nube"`: más calidad por euro y un mantenimiento
 #    más simple.
 #
-# ### Ejercicio 8 · `choose_deployment` (2 puntos · dificultad ★★☆ · ~20 min)
+# ### Ejercicio 9 · `choose_deployment` (2 puntos · dificultad ★★☆ · ~20 min)
 #
 # Escribe `choose_deployment(weights_gb, kv_gb, device_gb, offline=False, private=False, reserve_frac=0.2)` con esa
 # regla. Devuelve uno de los tres textos `"local"`, `"nube"` o `"ninguno"`. Lanza `ValueError` si `weights_gb` o
@@ -1375,7 +1505,7 @@ def choose_deployment(weights_gb, kv_gb, device_gb, offline=False, private=False
 # </details>
 
 # %% nbgrader={"grade_id": "test_choose_deployment", "grade": true, "points": 2}
-# Comprobación del ejercicio 8 · resultados exactos (textos).
+# Comprobación del ejercicio 9 · resultados exactos (textos).
 kv_movil = C.kv_bytes(32, 1, 2048, 8, 128) / 1e9  # 0.27 GB: 2048 tokens con GQA-8
 with reference_blocked(C.choose_deployment, C.fit_check, C.fits_on_gpu):
     d = checked_call(choose_deployment, 14.0, kv_movil, 8.0, private=True)

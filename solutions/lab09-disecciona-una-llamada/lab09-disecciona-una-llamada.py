@@ -891,7 +891,63 @@ plt.show()
 # Cuando el primero tiene casi toda la masa, da igual la política; cuando hay varios candidatos parecidos, la
 # política decide el texto. Los parámetros de decodificación no hacen que el modelo sepa más: solo cambian cómo
 # se elige entre lo que ya calculó.
+
+# %% [markdown]
+# ### Decodificación especulativa: varios tokens por cada pasada del modelo grande
 #
+# Cada paso de *decode* lee todos los pesos para sacar un solo token, y en una GPU leerlos cuesta casi lo mismo
+# para un token que para cinco. La decodificación especulativa aprovecha ese hueco: un modelo **borrador**
+# pequeño propone `γ` tokens seguidos y el modelo **objetivo** los comprueba todos en una sola pasada. Se quedan
+# los propuestos hasta el primero en que el objetivo no está de acuerdo, y esa misma pasada pone un token más
+# (el suyo). Con decodificación voraz el texto es exactamente el del objetivo solo; lo único que cambia es
+# cuántas pasadas hacen falta.
+#
+# Si el objetivo acepta cada token propuesto con probabilidad `α` (la **tasa de aceptación**), cada pasada
+# avanza en media `E = (1 − α^(γ+1)) / (1 − α)` tokens (`γ + 1` con `α = 1`). Pero el borrador no es gratis:
+# si un paso suyo cuesta `c` veces un paso del objetivo, la **aceleración** frente a decodificar sin borrador es
+# `S = E / (γ · c + 1)`. Con `α = 0.75` y `γ = 4`, `E` = 3.05 tokens por pasada; con un borrador que cuesta el
+# 5 % del objetivo eso es 2.54 veces más rápido, y con uno que cuesta la mitad, apenas 1.02 (`C.speculative_speedup`).
+#
+# La medida: `es-mini` propone y `es-chat` comprueba, con `γ = 4` y seis preguntas del curso. Medimos `α` y los
+# tokens por pasada, los comparamos con la fórmula y, como en una GPU limitada por la memoria el coste de un paso
+# sigue a los bytes de pesos que lee, tomamos `c` = parámetros del borrador / parámetros del objetivo para
+# predecir la aceleración allí.
+
+# %% tags=["nbval-ignore-output"]
+from llmlab.serve import Engine
+
+check_true(abs(C.speculative_speedup(0.75, 4, 0.05) - 2.54) < 0.005, "α = 0.75, γ = 4, c = 0.05: 2.54 veces")
+check_true(abs(C.speculative_speedup(0.75, 4, 0.5) - 1.02) < 0.005, "α = 0.75, γ = 4, c = 0.5: 1.02 veces")
+borrador, _ = pretrained.load("es-mini")
+GAMMA_ESP = 4
+preguntas_esp = ["¿Qué es una biblioteca?", "¿Cómo se prepara un café?", "¿Por qué llueve?",
+                 "Dame un consejo para estudiar.", "¿Qué hace un médico?", "Explica qué es un río."]
+prompts_esp = [chat.encode_chat([{"role": "user", "content": p}], tok, style=ESTILO, add_generation_prompt=True)
+               for p in preguntas_esp]
+params_esp = SamplingParams(max_tokens=32, temperature=0, stop_token_ids=[tok.vocab_size])  # sin parada: 32 tokens
+con_borrador = Engine(modelo, tok, draft_model=borrador, num_speculative_tokens=GAMMA_ESP)
+salidas_esp = con_borrador.generate(prompts_esp, params_esp)
+salidas_solo = Engine(modelo, tok).generate(prompts_esp, params_esp)
+estadisticas = con_borrador.spec_stats()
+alfa = estadisticas.acceptance_rate
+c_esp = sum(p.numel() for p in borrador.parameters()) / sum(p.numel() for p in modelo.parameters())
+print(f"tasa de aceptación α = {alfa:.2f} · tokens por pasada {estadisticas.tokens_per_pass:.2f} "
+      f"(fórmula con esa α: {C.expected_tokens_per_pass(alfa, GAMMA_ESP):.2f})")
+print("mismo texto que es-chat solo:", [s.token_ids for s in salidas_esp] == [s.token_ids for s in salidas_solo])
+alfa_equilibrio = next(a / 1000 for a in range(1001) if C.speculative_speedup(a / 1000, GAMMA_ESP, c_esp) >= 1)
+aceleracion = C.speculative_speedup(alfa, GAMMA_ESP, c_esp)
+print(f"c = {c_esp:.2f} (parámetros de es-mini / es-chat) → aceleración prevista {aceleracion:.2f}× · "
+      f"hace falta α ≥ {alfa_equilibrio:.2f} para no perder · {'compensa' if aceleracion >= 1 else 'no compensa'}")
+check_true((aceleracion >= 1) == (alfa >= alfa_equilibrio), "por debajo del α de equilibrio, el borrador no compensa")
+
+# %% [markdown]
+# Los tokens por pasada casan con la fórmula usando la `α` medida, y el texto no cambia. Lo que decide si
+# compensa son las dos cosas a la vez: que el borrador acierte mucho (una `α` alta) y que cueste poco (una `c`
+# pequeña). Un borrador que ronda la mitad del objetivo necesita una `α` muy alta para no perder; uno del 5 %
+# gana con casi cualquiera. Y no ahorra memoria: hay que cargar los pesos del borrador y su caché, además de toda
+# la del objetivo (el error 9 de la sección 15).
+
+# %% [markdown]
 # ## 6. Qué mandos de muestreo pide cada tarea
 #
 # La guía propone tres puntos de partida. No hay una temperatura «buena»: hay una para cada trabajo.
@@ -954,7 +1010,7 @@ print(f"\nel preajuste preciso se queda {variedad['precise']['acuerdo'] / varied
 #
 # | mando | qué hace | cuándo tocarlo | qué medir después |
 # |---|---|---|---|
-# | `min_p` | quita los tokens con probabilidad menor que `min_p` veces la del más probable | cortar ruido extremo sin cerrar del todo (habitual en runtimes locales) | tokens raros, estabilidad |
+# | `min_p` | quita los tokens con probabilidad menor que `min_p` veces la del más probable | cortar ruido extremo sin cerrar del todo (habitual en los entornos de ejecución locales) | tokens raros, estabilidad |
 # | `logit_bias` | suma una cantidad al logit de tokens concretos (−100 los prohíbe en la práctica) | forzar o vetar palabras, formatos | cumplimiento del formato y efectos secundarios |
 # | penalizaciones | bajan el logit de lo ya dicho: `repetition_penalty` divide, `frequency_penalty` resta según cuántas veces salió | respuestas que repiten frases | repeticiones, calidad |
 # | `seed` | fija el generador aleatorio de la petición | evaluaciones y depuración reproducibles | variación entre ejecuciones |
@@ -1649,7 +1705,7 @@ plt.show()
 # | JSON inválido | decodificación | temperatura, salida restringida, esquema, texto de más |
 # | tarda en empezar | prefill | cuántos tokens entran, documentos copiados enteros, un RAG que trae de más |
 # | empieza rápido y acaba lento | decode | cuántos tokens salen, tok/s, tamaño del lote, la GPU, el *streaming* |
-# | se queda sin memoria | runtime | la suma de pesos, caché KV, lote y contexto, más un margen |
+# | se queda sin memoria | entorno de ejecución | la suma de pesos, caché KV, lote y contexto, más un margen |
 # | repite frases | muestreo | penalización de repetición, temperatura, prompt |
 # | responde sin citar | contexto | recuperación, contrato de salida, respaldo en fuentes |
 # | seguro pero equivocado | evaluación | datos propios, cortes por tipo de caso, revisión humana |
@@ -1657,7 +1713,7 @@ plt.show()
 # | usa mal una herramienta | herramientas | esquema, permisos, argumentos, trazas, validadores |
 #
 # Mirar solo la respuesta final es el error del capítulo: un fallo puede nacer en la tokenización, el
-# contexto, la decodificación, el runtime o el validador.
+# contexto, la decodificación, el entorno de ejecución o el validador.
 #
 # ### Ejercicio 7 · `diagnose`, encuentra el error (1 punto · dificultad ★☆☆ · ~5 min)
 #
@@ -1679,7 +1735,7 @@ def diagnose(symptom):
         # "tarda en empezar": "decode",
         # "empieza rápido y acaba lento": "prefill",
         ### END BUGGY
-        "se queda sin memoria": "runtime",
+        "se queda sin memoria": "entorno de ejecución",
         "repite frases": "muestreo",
         "responde sin citar": "contexto",
         "seguro pero equivocado": "evaluación",
@@ -1899,11 +1955,11 @@ print("la ganadora cambia con un peso de privacidad de:", ", ".join(cambios))
 # | arquitectura | capas, atención, MLP, normas, tokenizador, ventana, MoE o no | por qué camino de cálculo pasa cada token | creer que «es un Transformer» explica cómo se comporta |
 # | pesos | los números aprendidos al entrenar y al adaptar | qué patrones sabe | llamar abierto a un modelo porque tiene una demo pública |
 # | post-entrenamiento | SFT, preferencias (RLHF, RLAIF, RLVR), formatos, herramientas, políticas | por qué contesta como asistente y no como texto suelto | atribuir al preentrenamiento lo que viene del alineamiento |
-# | runtime | vLLM, SGLang, llama.cpp o un servidor propio; lotes, caché, cuantización | coste, latencia y usuarios simultáneos | dar por mejor un modelo que solo estaba mejor servido |
+# | entorno de ejecución | vLLM, SGLang, llama.cpp o un servidor propio; lotes, caché, cuantización | coste, latencia y usuarios simultáneos | dar por mejor un modelo que solo estaba mejor servido |
 # | producto | interfaz, memoria externa, RAG, herramientas, salvaguardas, evaluación, permisos | lo que vive de verdad la persona usuaria | decir «el modelo puede» cuando lo que puede es el sistema entero |
 #
 # En este cuaderno los has tocado todos: la arquitectura en la sección 3, los pesos de `es-chat`, su
-# post-entrenamiento en la plantilla de chat, el runtime en el motor de `llmlab.serve` y el producto en el
+# post-entrenamiento en la plantilla de chat, el entorno de ejecución en el motor de `llmlab.serve` y el producto en el
 # contrato JSON y la tabla de diagnóstico.
 #
 # Sobre el mismo Transformer, el post-entrenamiento da **tipos** de modelo distintos, y el nombre del archivo
@@ -2246,8 +2302,8 @@ else:
 #   cada turno, así que su caché crece turno a turno hasta no caber.
 # - `min_p` corta relativo al favorito, `logit_bias` actúa sobre IDs, la misma `seed` reproduce los tokens y las
 #   penalizaciones rompen bucles; ninguno hace que el modelo sepa más.
-# - Arquitectura, pesos, post-entrenamiento, runtime y producto son planos distintos; sin un motivo, se parte de
-#   un modelo instruido o de chat.
+# - Arquitectura, pesos, post-entrenamiento, entorno de ejecución y producto son planos distintos; sin un
+#   motivo, se parte de un modelo instruido o de chat.
 # - Ante un fallo, primero la etapa: la tabla síntoma → etapa. Para elegir modelo, una matriz con pesos y
 #   mínimos explícitos; los márgenes del kit (3.75, 3.65, 3.6, 3.5) dicen que la decisión hay que medirla.
 #

@@ -102,6 +102,69 @@ def shared_latency_s(ttft_s, n_out, capacity_tok_s, users):
     return total_latency_s(ttft_s, n_out, por_usuario)
 """,
     },
+    "prefix_cache_savings": {
+        "comparando con cada prompt anterior, con listas": """
+def prefix_cache_savings(prompts, block_size):
+    if type(block_size) is not int or block_size <= 0:
+        raise ValueError("block_size tiene que ser un entero positivo")
+    anteriores = []
+    resultado = []
+    for prompt in prompts:
+        ids = list(prompt)
+        if len(ids) == 0:
+            raise ValueError("prompt vacío")
+        mejor = 0
+        for otro in anteriores:
+            k = 0
+            while (k + 1) * block_size <= min(len(ids), len(otro)) and \
+                    ids[:(k + 1) * block_size] == otro[:(k + 1) * block_size]:
+                k += 1
+            mejor = max(mejor, k)
+        resultado.append(int(min(mejor * block_size, len(ids) - 1)))
+        anteriores.append(ids)
+    return resultado
+""",
+        "un árbol de diccionarios, bloque a bloque": """
+def prefix_cache_savings(prompts, block_size):
+    if isinstance(block_size, bool) or not isinstance(block_size, int):
+        raise ValueError("block_size no es un int")
+    if block_size < 1:
+        raise ValueError("block_size < 1")
+    arbol = {}
+    salida = []
+    for prompt in prompts:
+        if len(prompt) < 1:
+            raise ValueError("un prompt vacío")
+        bloques = [tuple(int(t) for t in prompt[i:i + block_size])
+                   for i in range(0, len(prompt) - block_size + 1, block_size)]
+        nodo, reutilizados, sigue = arbol, 0, True
+        for b in bloques:
+            if sigue and b in nodo:
+                reutilizados += block_size
+            else:
+                sigue = False
+            nodo = nodo.setdefault(b, {})
+        salida.append(min(reutilizados, len(prompt) - 1))
+    return salida
+""",
+        "con NumPy y un conjunto de bytes": """
+def prefix_cache_savings(prompts, block_size):
+    if not isinstance(block_size, int) or isinstance(block_size, bool) or block_size < 1:
+        raise ValueError("block_size debe ser un entero >= 1")
+    guardados = set()
+    ahorro = []
+    for prompt in prompts:
+        x = np.asarray(list(prompt), dtype=np.int64)
+        if x.size == 0:
+            raise ValueError("prompt sin tokens")
+        n = x.size // block_size
+        claves = [x[:(j + 1) * block_size].tobytes() for j in range(n)]
+        k = next((j for j, c in enumerate(claves) if c not in guardados), n)
+        ahorro.append(int(np.minimum(k * block_size, x.size - 1)))
+        guardados.update(claves)
+    return ahorro
+""",
+    },
     "simulate_batching": {
         "paso a paso, como un reloj": """
 def simulate_batching(lengths, slots, mode="continuous"):

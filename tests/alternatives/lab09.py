@@ -7,7 +7,7 @@ _ROWS = """
         "json inválido": "decodificación",
         "tarda en empezar": "prefill",
         "empieza rápido y acaba lento": "decode",
-        "se queda sin memoria": "runtime",
+        "se queda sin memoria": "entorno de ejecución",
         "repite frases": "muestreo",
         "responde sin citar": "contexto",
         "seguro pero equivocado": "evaluación",

@@ -13,6 +13,7 @@ REFERENCES = {
     "kv_cache_bytes": "C.kv_bytes",
     "serving_memory_gb": "C.serving_memory_gb",
     "max_concurrent_sequences": "C.max_concurrent_sequences",
+    "prefix_cache_savings": "serve_blocks.prefix_cache_savings",
     "total_latency_s": "C.total_latency_s",
     "shared_latency_s": "C.shared_latency_s",
     "simulate_batching": "C.simulate_batching",
@@ -147,6 +148,41 @@ def _deploy(fits="weights_gb + kv_gb <= device_gb * (1 - reserve_frac)", needs="
     return _DEPLOY.format(check=check, fits=fits, body=body)
 
 
+# --- Exercise 5: the prefix cache's savings ---------------------------------------------------------------------
+_PREFIX = """
+def prefix_cache_savings(prompts, block_size):
+    if {check}:
+        raise ValueError("mal")
+    vistos = set()
+    ahorros = []
+    for prompt in prompts:
+        ids = tuple(int(t) for t in prompt)
+        if not ids:
+            {empty}
+        llenos = {full}
+        k = 0
+        while k < llenos and {hit}:
+            k += 1
+        ahorros.append({saved})
+        {store}
+    return {ret}
+"""
+_PREFIX_OK = dict(
+    check="isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1",
+    empty='raise ValueError("vacío")',
+    full="len(ids) // block_size",
+    hit="ids[:(k + 1) * block_size] in vistos",
+    saved="min(k * block_size, len(ids) - 1)",
+    store="vistos.update(ids[:(j + 1) * block_size] for j in range(llenos))",
+    ret="ahorros",
+)
+
+
+def _prefix(**change):
+    return _PREFIX.format(**{**_PREFIX_OK, **change})
+
+
+
 MUTANTS = {
     "kv_cache_bytes": {
         "sin el factor 2 (solo K o solo V)": _kv("int(n_layers * batch * seq_len * n_kv_heads * head_dim * bytes_per_value)"),
@@ -194,6 +230,77 @@ MUTANTS = {
         "el TTFT también se reparte": _lat(shared="total_latency_s(ttft_s * users, n_out, capacity_tok_s / users)"),
         "redondea a dos decimales": _lat(total="round(ttft_s + n_out / tokens_per_s, 2)"),
         "no lanza ValueError con users < 1": _lat(check="capacity_tok_s <= 0"),
+    },
+    "prefix_cache_savings": {
+        "cuenta también el último token (un prompt cubierto entero ahorra len)": _prefix(saved="k * block_size"),
+        "cuenta también el trozo final a medio llenar": _prefix(full="-(-len(ids) // block_size)"),
+        "bloques sueltos, sin la cadena del prefijo": _prefix(
+            hit="(k, ids[k * block_size:(k + 1) * block_size]) in vistos",
+            store="vistos.update((j, ids[j * block_size:(j + 1) * block_size]) for j in range(llenos))"),
+        "se reutiliza a sí mismo (guarda antes de mirar)": """
+def prefix_cache_savings(prompts, block_size):
+    if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1:
+        raise ValueError("mal")
+    vistos = set()
+    ahorros = []
+    for prompt in prompts:
+        ids = tuple(int(t) for t in prompt)
+        if not ids:
+            raise ValueError("vacío")
+        llenos = len(ids) // block_size
+        vistos.update(ids[:(j + 1) * block_size] for j in range(llenos))
+        k = 0
+        while k < llenos and ids[:(k + 1) * block_size] in vistos:
+            k += 1
+        ahorros.append(min(k * block_size, len(ids) - 1))
+    return ahorros
+""",
+        "sigue contando tras el primer fallo": _prefix(
+            hit="True", saved="min(sum(block_size for j in range(llenos) if ids[:(j + 1) * block_size] in vistos), "
+            "len(ids) - 1)"),
+        "prefijo común token a token, no por bloques": """
+def prefix_cache_savings(prompts, block_size):
+    if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1:
+        raise ValueError("mal")
+    vistos = []
+    ahorros = []
+    for prompt in prompts:
+        ids = [int(t) for t in prompt]
+        if not ids:
+            raise ValueError("vacío")
+        mejor = 0
+        for otro in vistos:
+            n = 0
+            while n < min(len(otro), len(ids)) and otro[n] == ids[n]:
+                n += 1
+            mejor = max(mejor, n)
+        ahorros.append(min(mejor, len(ids) - 1))
+        vistos.append(ids)
+    return ahorros
+""",
+        "devuelve el total en vez de la lista": _prefix(ret="sum(ahorros)"),
+        "devuelve una tupla": _prefix(ret="tuple(ahorros)"),
+        "devuelve enteros de NumPy": _prefix(ret="[np.int64(v) for v in ahorros]"),
+        "acepta un block_size no entero (16.0)": _prefix(check="block_size < 1"),
+        "no lanza ValueError con un prompt vacío": _prefix(empty="ahorros.append(0)\n            continue"),
+        "solo compara con el prompt anterior": """
+def prefix_cache_savings(prompts, block_size):
+    if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1:
+        raise ValueError("mal")
+    anterior = ()
+    ahorros = []
+    for prompt in prompts:
+        ids = tuple(int(t) for t in prompt)
+        if not ids:
+            raise ValueError("vacío")
+        llenos = min(len(ids), len(anterior)) // block_size
+        k = 0
+        while k < llenos and ids[:(k + 1) * block_size] == anterior[:(k + 1) * block_size]:
+            k += 1
+        ahorros.append(min(k * block_size, len(ids) - 1))
+        anterior = ids
+    return ahorros
+""",
     },
     "simulate_batching": {
         "continuo que espera al más largo (estático)": _batch(static_cond="True"),

@@ -149,7 +149,7 @@ _fit = _filler(_FIT, _FIT_OK)
 # --- Exercise 6: symptom -> stage -------------------------------------------------------------------------------
 _ROWS = [
     ("respuesta cortada", "contrato de salida"), ("json inválido", "decodificación"), ("tarda en empezar", "prefill"),
-    ("empieza rápido y acaba lento", "decode"), ("se queda sin memoria", "runtime"), ("repite frases", "muestreo"),
+    ("empieza rápido y acaba lento", "decode"), ("se queda sin memoria", "entorno de ejecución"), ("repite frases", "muestreo"),
     ("responde sin citar", "contexto"), ("seguro pero equivocado", "evaluación"),
     ("cambia entre ejecuciones", "reproducibilidad"), ("usa mal una herramienta", "herramientas"),
 ]
@@ -330,6 +330,8 @@ MUTANTS = {
             [(s, "prefill" if s == "json inválido" else e) for s, e in _ROWS]),
         "memoria al decode": _diagnose(_swap("se queda sin memoria", "empieza rápido y acaba lento")),
         "repeticiones a la evaluación": _diagnose(_swap("repite frases", "seguro pero equivocado")),
+        "la memoria con la etiqueta inglesa «runtime»": _diagnose(
+            [(s, "runtime" if s == "se queda sin memoria" else e) for s, e in _ROWS]),
         "distingue mayúsculas": _diagnose(key="str(symptom)"),
         "síntoma desconocido → evaluación": _diagnose(unknown='return "evaluación"'),
     },
