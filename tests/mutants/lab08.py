@@ -255,9 +255,6 @@ def prefix_cache_savings(prompts, block_size):
         ahorros.append(min(k * block_size, len(ids) - 1))
     return ahorros
 """,
-        "sigue contando tras el primer fallo": _prefix(
-            hit="True", saved="min(sum(block_size for j in range(llenos) if ids[:(j + 1) * block_size] in vistos), "
-            "len(ids) - 1)"),
         "prefijo común token a token, no por bloques": """
 def prefix_cache_savings(prompts, block_size):
     if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1:
