@@ -2,7 +2,7 @@
 
 - a three-student gradebook whose statistics are computed by hand below;
 - the demo class: its results rebuilt from course/demo/<lab>.py (what each fictional student solved), checked
-  against the README's table (per-student totals out of 218) before the statistics are read from them.
+  against the README's table (per-student totals out of 220) before the statistics are read from them.
 The report of the demo class as `make grade` writes it is checked in test_grading.py (one grading run for both).
 """
 
@@ -131,9 +131,9 @@ def demo():
 
 
 def _readme_totals():
-    """student -> course total of the table `make grade` prints, as the README shows it (lines ending in /218)."""
+    """student -> course total of the table `make grade` prints, as the README shows it (lines ending in /220)."""
     lines = (REPO / "README.md").read_text(encoding="utf-8").splitlines()
-    rows = [line.split() for line in lines if re.fullmatch(r"[a-z_]+\s.*\s\d+/218", line)]
+    rows = [line.split() for line in lines if re.fullmatch(r"[a-z_]+\s.*\s\d+/220", line)]
     return {row[0]: float(row[-1].split("/")[0]) for row in rows}
 
 
@@ -143,7 +143,7 @@ def test_demo_class_totals_are_the_readme_table(demo):
     assert len(readme) == 8
     summaries = {s.student: s for s in analytics.student_summaries(results, LABS, students)}
     assert {s: summaries[s].total for s in readme} == readme
-    assert {s.course_maximum for s in summaries.values()} == {218}
+    assert {s.course_maximum for s in summaries.values()} == {220}
 
 
 def test_demo_class_lab01_softmax(demo):
@@ -167,8 +167,8 @@ def test_demo_class_needs_help(demo):
     students, results, _ = demo
     reasons = {s.student: s.reasons for s in analytics.student_summaries(results, LABS, students)}
     assert reasons["ana_correcta"] == []
-    assert reasons["carla_parcial"] == ["33 % de los puntos corregidos (menos de 50 %)"]  # 73/218
-    assert any("manipulada" in why for why in reasons["elena_trampa"])  # 167/218, but tampered with a test
+    assert reasons["carla_parcial"] == ["33 % de los puntos corregidos (menos de 50 %)"]  # 73/220
+    assert any("manipulada" in why for why in reasons["elena_trampa"])  # 167/220, but tampered with a test
     assert reasons["fede_roto"] == ["no se pudo corregir " + ", ".join(lab[:5] for lab in LABS)
                                     + " (cuaderno ilegible o roto)"]
     assert sorted(s for s, why in reasons.items() if why) == sorted(set(students) - {"ana_correcta"})

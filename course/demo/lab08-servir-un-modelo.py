@@ -1,8 +1,8 @@
 """Demo class for lab 08: fictional students covering what a real class hands in.
 
 Points per exercise: kv_cache_bytes 2, serving_memory_gb 2 (find the bugs), max_concurrent_sequences 2 (find the
-bugs), latencies 2, simulate_batching 3, latency_percentiles 2, expected_tokens_per_pass 2, choose_deployment 2
-(17 autograded) + 3 for the written answer (graded by hand in formgrader). An untouched find-the-bug cell keeps its
+bugs), latencies 2, prefix_cache_savings 2, simulate_batching 3, latency_percentiles 2, expected_tokens_per_pass 2,
+choose_deployment 2 (19 autograded) + 3 for the written answer (graded by hand in formgrader). An untouched find-the-bug cell keeps its
 bugs and scores 0, even with the checks switched
 off (ines_parchea: only the exercises she solved count). Grading runs the whole notebook,
 measurements and the server on loopback included.
@@ -114,7 +114,7 @@ STUDENTS = {
     # Everything right, written answer included.
     "ana_correcta": {
         "answers": "solution",
-        "expected": {"score": 17, "flags": ["manual"]},
+        "expected": {"score": 19, "flags": ["manual"]},
     },
     # Opened the release and handed it in untouched.
     "bruno_sin_tocar": {
