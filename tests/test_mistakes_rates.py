@@ -6,7 +6,7 @@ check would. Asserted: no valid alternative told it made a mistake, no mutant na
 least ``FLOOR`` of all the mutants named with their own name. The issue's goal is 80 % (``GOAL``); the mutants
 left silent are mostly those only the hidden tests catch (the probes are the visible checks' inputs, so those
 mutants behave like the solution on them) and exercises whose inputs are functions or models (no probe). Raise
-FLOOR as the catalogue improves. The table is printed (``pytest -s`` or ``-rP`` shows it).
+FLOOR and NAMED_FLOOR as the catalogue improves. The table is printed (``pytest -s`` or ``-rP`` shows it).
 """
 
 from __future__ import annotations
@@ -18,7 +18,11 @@ from labharness import LabRun, labtools, load_mutants
 
 LABS = [lab for lab in labtools.lab_names() if load_mutants(lab) is not None]
 GOAL = 0.80  # the issue's goal, printed beside the rate
-FLOOR = 0.68  # a regression guard, not the goal: 69.9 % (604 of 864 mutants) measured on 2026-12-02 after the audit added hidden-test-only mutants
+# Regression guards, not the goal. The rate falls when mutants that only the hidden tests can catch are added
+# (the audit of labs 01-04 and the new exercises of labs 07-09 did), so the count of named mutants is guarded too:
+# 67.6 % (610 of 902 mutants) measured on 2026-12-02 after those additions.
+FLOOR = 0.67
+NAMED_FLOOR = 610
 
 _results: dict[str, dict] = {}
 
@@ -59,4 +63,4 @@ def test_most_mutants_are_named_and_the_table():
     results = [result_of(lab) for lab in LABS]
     print("\n" + table(results))
     named, total = sum(r["named"] for r in results), sum(r["mutants"] for r in results)
-    assert total > 0 and named / total >= FLOOR, table(results)
+    assert total > 0 and named / total >= FLOOR and named >= NAMED_FLOOR, table(results)
