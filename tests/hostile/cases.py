@@ -537,7 +537,9 @@ def _raw(data: bytes):
 
 FORK_MEMORY = '''
 import ctypes, time
-_libc = ctypes.CDLL(None)
+# PyDLL keeps the GIL across fork(); CDLL releases it, and a child forked while another of the kernel's threads
+# held it would hang without allocating (seen once under load: the submission never passed the bound).
+_libc = ctypes.PyDLL(None)
 for _ in range(8):  # each child well under the per-process limit; together past the submission's bound
     if _libc.fork() == 0:
         datos = bytearray(400 * 2**20)
