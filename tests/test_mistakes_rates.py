@@ -55,7 +55,7 @@ def table(results: list[dict]) -> str:
     claims, alternatives = sum(len(r["false_claims"]) for r in results), sum(r["alternatives"] for r in results)
     lines.append(f"{'all':<32} {named:>7} {total:>8} {named / total:>6.1%} "
                  f"{sum(len(r['wrong']) for r in results):>6} {claims:>6} / {alternatives:<5}"
-                 f"  (goal {GOAL:.0%}, asserted {FLOOR:.0%})")
+                 f"  (goal {GOAL:.0%}, asserted {FLOOR:.0%} and {NAMED_FLOOR} named)")
     return "\n".join(lines)
 
 
