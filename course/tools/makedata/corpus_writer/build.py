@@ -50,7 +50,7 @@ RECIPES = {
     "next": {"target_bytes": {k: 4 * v for k, v in TARGET_BYTES.items()}, "world_documents": 3000, "world_chat": True,
              "n_comprehension": 1200, "handwritten": True},
 }
-DEFAULT_RECIPE = "shipped"
+DEFAULT_RECIPE = "next"
 HANDWRITTEN = Path(__file__).resolve().parent / "handwritten"
 
 
