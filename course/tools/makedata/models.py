@@ -396,27 +396,34 @@ def _template_rows(sft_ids: torch.Tensor, text_ids: torch.Tensor, tok: BPETokeni
 
 
 def _train_rows_only(model: Transformer, rows: list[int], start_from: dict[int, int]):
-    """Let the chat step train the embedding rows ``rows`` (tied to the LM head) besides the adapter.
+    """Let the chat step train the rows ``rows`` of the embedding table and of the LM head besides the adapter.
 
-    Pretraining never shows the chat markers, so their rows only learn to be unlikely: after 6,000 steps so
-    unlikely that a LoRA on the frozen es-base could not make ``<|end|>`` win, and es-chat ended 10 % of the
-    held-out answers. ``start_from`` copies a row first (``<|end|>`` from ``<|eos|>``, the nearest meaning the
-    model has learned). Every other row gets a zero gradient, and AdamW (the chat recipe has no weight decay)
-    leaves it exactly as it was. Returns the function that freezes the table again.
+    Pretraining never shows the chat markers, so their rows only learn to be unlikely: the LM head's
+    ``<|end|>`` row ends so far below the others that a LoRA on the frozen es-base cannot make it win
+    (es-chat then flattens its whole distribution where an answer should end, and never stops). The LM
+    head is not tied to the embeddings in these models, so both tables are trained. ``start_from`` copies
+    a row first (``<|end|>`` from ``<|eos|>``, the nearest meaning the model has learned). Every other row
+    gets a zero gradient, and AdamW (the chat recipe has no weight decay) leaves it exactly as it was.
+    Returns the function that freezes the tables again.
     """
-    weight = model.tok_emb.weight
-    with torch.no_grad():
-        for row, source in start_from.items():
-            if row in rows:
-                weight[row] = weight[source]
-    keep = torch.zeros(weight.shape[0], 1)
+    tables = [model.tok_emb.weight]
+    if model.lm_head.weight is not model.tok_emb.weight:
+        tables.append(model.lm_head.weight)
+    keep = torch.zeros(tables[0].shape[0], 1)
     keep[rows] = 1.0
-    weight.requires_grad_(True)
-    hook = weight.register_hook(lambda grad: grad * keep)
+    hooks = []
+    for weight in tables:
+        with torch.no_grad():
+            for row, source in start_from.items():
+                if row in rows:
+                    weight[row] = weight[source]
+        weight.requires_grad_(True)
+        hooks.append(weight.register_hook(lambda grad: grad * keep))
 
     def release() -> None:
-        hook.remove()
-        weight.requires_grad_(False)
+        for weight, hook in zip(tables, hooks):
+            hook.remove()
+            weight.requires_grad_(False)
 
     return release
 
@@ -510,9 +517,10 @@ def _build(recipe: dict, out: Path, smoke: bool, threads: int, progress: bool, q
     )
     release()
     with torch.no_grad():  # the trained rows belong to es-base as shipped (it never meets those tokens in text),
-        trained_rows = chat_model.tok_emb.weight[rows].half().float()  # rounded as the file stores them, so the
-        chat_model.tok_emb.weight[rows] = trained_rows  # adapter's base fingerprint is the shipped es-base's
-        parent.tok_emb.weight[rows] = trained_rows
+        for table in ("tok_emb", "lm_head"):  # rounded as the file stores them, so the adapter's base
+            trained_rows = getattr(chat_model, table).weight[rows].half().float()  # fingerprint is the shipped es-base's
+            getattr(chat_model, table).weight[rows] = trained_rows
+            getattr(parent, table).weight[rows] = trained_rows
     pretrained.save_model(parent, out / f"{chat['parent']}.safetensors")
     lora.save_adapter(chat_model, out / ADAPTER, base_name=chat["parent"], dtype=torch.float16)
     trained["es-chat"] = chat_model
