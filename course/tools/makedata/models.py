@@ -157,7 +157,7 @@ FULL["heldout"] = False
 SMOKE["checkpoint_every"] = 2
 SMOKE["heldout"] = False
 RECIPES = {"shipped": FULL, "next": NEXT, "next-small": NEXT_SMALL, "smoke": SMOKE}
-DEFAULT_RECIPE = "next-small"  # the recipe of the models on this branch (issue 24)
+DEFAULT_RECIPE = "next-small"  # the recipe of the shipped models (issue 24)
 CHECKPOINTS = Path(__file__).resolve().parents[3] / "build" / "make-model"
 
 DESCRIPTIONS = {
