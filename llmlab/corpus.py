@@ -228,6 +228,7 @@ def corpus_stats(data_dir=None) -> dict[str, dict[str, int]]:
             conversations = []
         stats[f"chat_{split}"] = {
             "conversations": len(conversations),
+            "exchanges": sum(m["role"] == "user" for c in conversations for m in c),  # question/answer pairs
             "messages": sum(len(c) for c in conversations),
             "bytes": sum(len(m["content"].encode("utf-8")) for c in conversations for m in c),
         }

@@ -157,7 +157,7 @@ FULL["heldout"] = False
 SMOKE["checkpoint_every"] = 2
 SMOKE["heldout"] = False
 RECIPES = {"shipped": FULL, "next": NEXT, "next-small": NEXT_SMALL, "smoke": SMOKE}
-DEFAULT_RECIPE = "shipped"  # the next session sets "next" here (and in corpus_writer/build.py) when it rebuilds
+DEFAULT_RECIPE = "next-small"  # the recipe of the shipped models (issue 24)
 CHECKPOINTS = Path(__file__).resolve().parents[3] / "build" / "make-model"
 
 DESCRIPTIONS = {
@@ -389,6 +389,45 @@ def _train(recipe: dict, name: str, model, train_ids, val_ids, **kw) -> dict:
                            checkpoint_every=every, **kw)
 
 
+def _template_rows(sft_ids: torch.Tensor, text_ids: torch.Tensor, tok: BPETokenizer) -> list[int]:
+    """The special tokens the chat rows use and the pretraining text never does (the template's markers)."""
+    specials = set(tok.special_tokens.values())
+    return sorted((set(sft_ids.unique().tolist()) & specials) - set(torch.as_tensor(text_ids).unique().tolist()))
+
+
+def _train_rows_only(model: Transformer, rows: list[int], start_from: dict[int, int]):
+    """Let the chat step train the rows ``rows`` of the embedding table and of the LM head besides the adapter.
+
+    Pretraining never shows the chat markers, so their rows only learn to be unlikely: the LM head's
+    ``<|end|>`` row ends so far below the others that a LoRA on the frozen es-base cannot make it win
+    (es-chat then flattens its whole distribution where an answer should end, and never stops). The LM
+    head is not tied to the embeddings in these models, so both tables are trained. ``start_from`` copies
+    a row first (``<|end|>`` from ``<|eos|>``, the nearest meaning the model has learned). Every other row
+    gets a zero gradient, and AdamW (the chat recipe has no weight decay) leaves it exactly as it was.
+    Returns the function that freezes the tables again.
+    """
+    tables = [model.tok_emb.weight]
+    if model.lm_head.weight is not model.tok_emb.weight:
+        tables.append(model.lm_head.weight)
+    keep = torch.zeros(tables[0].shape[0], 1)
+    keep[rows] = 1.0
+    hooks = []
+    for weight in tables:
+        with torch.no_grad():
+            for row, source in start_from.items():
+                if row in rows:
+                    weight[row] = weight[source]
+        weight.requires_grad_(True)
+        hooks.append(weight.register_hook(lambda grad: grad * keep))
+
+    def release() -> None:
+        for weight, hook in zip(tables, hooks):
+            hook.remove()
+            weight.requires_grad_(False)
+
+    return release
+
+
 def _build(recipe: dict, out: Path, smoke: bool, threads: int, progress: bool, quiet: bool) -> dict:
     t_start, cpu_start = time.perf_counter(), time.process_time()
     seed = recipe["seed"]
@@ -469,11 +508,20 @@ def _build(recipe: dict, out: Path, smoke: bool, threads: int, progress: bool, q
     chat_model = _base_from_file(out / f"{chat['parent']}.safetensors", parent.config)
     lora.add_lora(chat_model, seed=seed, **chat["lora"])
     adapter_params = lora.trainable_summary(chat_model)
+    rows = _template_rows(sft_train, streams["train"], tok)
+    release = _train_rows_only(chat_model, rows, start_from={tok.special_tokens["<|end|>"]: tok.eos_id})
     torch.manual_seed(seed)
     histories["es-chat"] = _train(
         recipe, "es-chat", chat_model, sft_train, sft_val, loss_mask=sft_train_mask, val_loss_mask=sft_val_mask, seed=seed,
         progress=progress, desc="es-chat", **chat["train"],
     )
+    release()
+    with torch.no_grad():  # the trained rows belong to es-base as shipped (it never meets those tokens in text),
+        for table in ("tok_emb", "lm_head"):  # rounded as the file stores them, so the adapter's base
+            trained_rows = getattr(chat_model, table).weight[rows].half().float()  # fingerprint is the shipped es-base's
+            getattr(chat_model, table).weight[rows] = trained_rows
+            getattr(parent, table).weight[rows] = trained_rows
+    pretrained.save_model(parent, out / f"{chat['parent']}.safetensors")
     lora.save_adapter(chat_model, out / ADAPTER, base_name=chat["parent"], dtype=torch.float16)
     trained["es-chat"] = chat_model
     cpu["es-chat"] = time.process_time() - t0
@@ -501,6 +549,7 @@ def _build(recipe: dict, out: Path, smoke: bool, threads: int, progress: bool, q
                 "best_step": histories[name]["best_step"],
                 "seed": seed,
                 "recipe": (chat if is_chat else recipe["models"][name])["train"],
+                **({"rows_trained_with_es_chat": [tok.decode([r]) for r in rows]} if name == chat["parent"] else {}),
             },
         )
         (out / f"{name}.json").write_text(json.dumps(card, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
