@@ -512,7 +512,7 @@ plt.show()
 #
 # En el resto del lab usaremos un modelo de verdad, pequeño: `es-base`, el modelo base que `llmlab` entrena con
 # su propio corpus en español y trae dentro del paquete (`llmlab.pretrained`), de estilo Llama (RMSNorm y un
-# MLP SwiGLU). Tiene unos 3 millones de parámetros: escribe frases sencillas en español, pero no sabe nada del
+# MLP SwiGLU). Tiene menos de 2 millones de parámetros: escribe frases sencillas en español, pero sabe muy poco del
 # mundo y pierde el hilo en cuanto el texto se alarga. Para ver cómo eligen palabras los mandos es perfecto. La
 # celda cuenta, bloque a bloque, qué parte de sus parámetros vive en el MLP, y la compara con la fórmula de su
 # arquitectura. No sale «dos tercios»: su MLP con puerta (SwiGLU) tiene **tres** matrices de `d × d_ff`, y su

@@ -1023,9 +1023,10 @@ for conversacion in conv_val[:2]:
 
 # %% [markdown]
 # Fíjate en **qué** ha cambiado. Sin adaptar, la base sigue escribiendo como en su corpus; con el adaptador
-# contesta con una frase corta terminada en punto, con la forma de las respuestas del conjunto, aunque lo que dice
-# no sea la respuesta (un modelo de tres millones de parámetros no sabe qué come un gato). La perplejidad de la
-# tabla, de cientos a unas decenas, mide sobre todo eso: la forma. Más abajo, en esta misma sección, lo medimos
+# contesta con una frase corta terminada en punto, con la forma de las respuestas del conjunto. Lo que dice es otra
+# cuestión: compáralo con la respuesta de referencia (un modelo de menos de dos millones de parámetros sabe pocas
+# cosas del mundo, y no siempre las que le preguntan). La perplejidad de la tabla, de cientos a unas decenas, mide
+# sobre todo eso: la forma. Más abajo, en esta misma sección, lo medimos
 # con `PREGUNTAS_EM` preguntas en lugar de dos.
 
 # %% [markdown]

