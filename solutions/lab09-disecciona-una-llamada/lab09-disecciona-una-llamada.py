@@ -712,7 +712,7 @@ serie = [float(rms_entrada.median())] + [float(rms_bloques[i].median()) for i in
 for i, v in enumerate(serie):
     print(("embeddings " if i == 0 else f"bloque {i - 1}    ") + f"RMS mediana {v:.3f}   ({v / serie[0]:.1f} × la entrada)")
 check_true(all(b > a for a, b in zip(serie, serie[1:])), "la RMS del flujo residual crece en cada bloque")
-check_close(logits_r, logits_peticion, atol=1e-5, what="los ganchos no cambian los logits")
+check_close(logits_r, logits_peticion, atol=1e-4, what="los ganchos no cambian los logits")  # otro camino de atención: redondeo distinto
 
 # %% tags=["nbval-ignore-output"]
 plt.plot(range(len(serie)), serie, "o-")
@@ -962,8 +962,8 @@ check_true((aceleracion >= 1) == (alfa >= alfa_equilibrio), "por debajo del α d
 # respuesta más genérica. Sirve para evaluaciones reproducibles, no como ajuste universal. `llmlab.sampling`
 # trae estos preajustes; con cada uno muestreamos `MUESTRAS_PREAJUSTE` respuestas a seis preguntas y medimos
 # dos cosas: cuántas respuestas **empiezan** distinto (las tres primeras palabras) y qué parte de los tokens
-# coincide, posición a posición, con la respuesta voraz. Una respuesta entera de 24 tokens casi siempre difiere
-# en algo, incluso a temperatura baja; lo que cambia el preajuste es cuánto se aleja de lo más probable.
+# coincide, posición a posición, con la respuesta voraz (un solo token distinto al principio descuadra el resto,
+# así que es una medida severa). Lo que cambia el preajuste es cuánto se aleja de lo más probable.
 
 # %%
 preguntas_preajuste = parejas[:6]
@@ -1044,7 +1044,8 @@ check_true(quedan_top_p > int(torch.isfinite(min_p_filter(logits_primero, 0.1)).
 # Ahora los otros tres, con el motor de `llmlab.serve`, que los acepta en `SamplingParams` igual que una API
 # de estilo OpenAI. Vetamos con `logit_bias` el primer token de la respuesta voraz y vemos que el modelo tiene
 # que empezar por otro; repetimos una petición muestreada con la misma `seed` y con otra; y comparamos cuántos
-# tokens distintos hay en una respuesta larga con y sin penalización de frecuencia.
+# tokens distintos hay en una respuesta larga (40 tokens, que `min_tokens` obliga a escribir) con y sin
+# penalización de frecuencia.
 
 # %%
 voraz = motor.generate([ids_prompt], SamplingParams(max_tokens=12, temperature=0, stop_token_ids=FIN_TURNO))[0]
@@ -1059,7 +1060,9 @@ a, b, c = motor.generate([ids_prompt] * 3, [SamplingParams(seed=7, **muestreo), 
                                             SamplingParams(seed=8, **muestreo)])
 print(f"\nseed 7: «{a.text}»\nseed 7: «{b.text}»\nseed 8: «{c.text}»")
 check_equal(a.token_ids, b.token_ids, what="dos peticiones con la misma seed")
-largo = dict(max_tokens=30, temperature=0, stop_token_ids=FIN_TURNO, logit_bias={vetado: -100})
+# min_tokens veta el fin de turno hasta el token 40: es-chat acaba sus respuestas pronto, y para ver repeticiones
+# hace falta dejarle escribir de más.
+largo = dict(max_tokens=40, min_tokens=40, temperature=0, stop_token_ids=FIN_TURNO, logit_bias={vetado: -100})
 normal, penalizado = motor.generate([ids_prompt] * 2, [SamplingParams(**largo),
                                                      SamplingParams(frequency_penalty=1.0, **largo)])
 distintos = {}
@@ -1073,7 +1076,7 @@ check_true(distintos["frequency_penalty = 1"] > distintos["sin penalización"],
 # Lo que enseña la celda: `logit_bias` actúa sobre IDs, no sobre palabras (para vetar una palabra hay que vetar
 # cada token en que la parte el tokenizador, y con cuidado, porque esos trozos salen en otras palabras); la
 # misma `seed` con los mismos parámetros da los mismos tokens, que es lo que hace falta para reproducir un
-# fallo; y la penalización de frecuencia saca a la respuesta voraz del bucle sin tocar la temperatura. Ninguno de estos
+# fallo; y la penalización de frecuencia hace que la respuesta voraz repita menos tokens sin tocar la temperatura. Ninguno de estos
 # mandos hace que el modelo sepa más: cambian cómo se elige entre lo que ya calculó.
 
 # %% [markdown]
