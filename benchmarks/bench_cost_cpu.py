@@ -20,9 +20,9 @@ per-layer overhead of the width-16 copy. The last lines of the output split the 
 the share spent inside the model's ``nn.Linear`` calls and the rate they reach there. When this was
 written (es-base, 128 tokens, one thread) about two thirds of the prefill was inside the linears,
 at about two thirds of the calibration rate (in a separate test the same shapes, 192-4096 wide, with
-their weights cycled through 64 MB so that each call reads them cold, ran at about 0.7 of it), and most of the rest was work the FLOP count does not carry at full
-width (attention's softmax, RoPE, norms, SiLU, KV-cache writes, casts), beyond the dispatch cost the
-width-16 copy measures. Decode has neither problem: it is priced by the mat-vec bandwidth, measured
+their weights cycled through 64 MB so that each call reads them cold, ran at about 0.7 of it),
+and most of the rest was work the FLOP count does not carry at full width (attention's softmax,
+RoPE, norms, SiLU, KV-cache writes, casts), beyond the dispatch cost the width-16 copy measures. Decode has neither problem: it is priced by the mat-vec bandwidth, measured
 the way decode reads its weights. Not fixed in the prediction: a per-element term for that work
 would be one more factor fitted on this machine's two models.
 
