@@ -140,6 +140,28 @@ def test_layer_overhead_uses_the_clock():
     assert step.overhead_s == pytest.approx(32 * 1e6 / 1.41e9)
 
 
+def test_overlapping_host_overhead_takes_the_max_not_the_sum():
+    """An eager framework's host time hides behind the GPU's queued work (max); on a CPU it adds."""
+    spec, gpu = get_model("llama-2-7b"), get_hardware("a100-80gb-sxm")
+    add = Efficiency(layer_overhead_s=1e-4)
+    ovl = replace(add, overhead_overlaps=True)
+    a = decode_step(spec, gpu, "f16", 0, efficiency=add)
+    o = decode_step(spec, gpu, "f16", 0, efficiency=ovl)
+    assert a.total_s == pytest.approx(a.memory_s + 32e-4)
+    assert o.total_s == pytest.approx(max(o.memory_s, 32e-4)) and o.total_s < a.total_s
+    big = replace(ovl, layer_overhead_s=1e-3)  # host-bound: the bytes no longer matter
+    assert decode_step(spec, gpu, "fp32", 0, efficiency=big).total_s == decode_step(spec, gpu, "f16", 0, efficiency=big).total_s
+    cpu = get_hardware("laptop-cpu-ddr5")
+    c = decode_step(spec, cpu, "f16", 0, efficiency=ovl)
+    assert c.total_s == pytest.approx(max(c.compute_s, c.memory_s) + 32e-4)
+    # chunked prefill: the passes' totals add, each pass keeping its max
+    pre = prefill(spec, gpu, 1024, "f16", efficiency=replace(big, ubatch=512))
+    one = prefill(spec, gpu, 512, "f16", efficiency=replace(big, ubatch=512))
+    assert pre.total_s == pytest.approx(2 * one.total_s, rel=0.05) and one.total_s >= one.overhead_s
+    with pytest.raises(ValueError):
+        Efficiency(overhead_overlaps="yes")
+
+
 def test_generation_adds_ttft_and_growing_decode_steps():
     spec, g = get_model("llama-2-7b"), get_hardware("rtx-4090")
     r = generation(spec, g, prompt_tokens=100, new_tokens=11, weight_format="q4_0")

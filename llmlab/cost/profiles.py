@@ -235,8 +235,27 @@ _STRUCTURE = {
     "llama.cpp": dict(accumulate="fp16", prefill_dequant=True, ubatch=512, prefill_logits="last"),
     "vllm": dict(accumulate="fp32", prefill_dequant=False, ubatch=2048, prefill_logits="last"),
     "mlx": dict(accumulate="fp32", prefill_dequant=False, ubatch=2048, prefill_logits="last"),
-    "transformers": dict(accumulate="fp32", prefill_dequant=False, ubatch=4096, prefill_logits="all"),
+    "transformers": dict(accumulate="fp32", prefill_dequant=False, ubatch=4096, prefill_logits="all",
+                         overhead_overlaps=True),
 }
+# transformers' ``generate`` runs the model eagerly: per layer and token, Python and the dispatch of
+# PyTorch operators on the host, while CUDA runs the queued kernels asynchronously (PyTorch's CUDA
+# semantics: a kernel call returns once queued). A step costs the slower of the two, host or device,
+# and the host's time is in host seconds (``layer_overhead_s``), not in GPU clock cycles.
+
+
+def _with_overhead(eff: Efficiency, k: float) -> Efficiency:
+    """``eff`` with per-layer overhead ``k``: thousands of GPU cycles, or microseconds of host time
+    for a runtime whose overhead overlaps the device work."""
+    if eff.overhead_overlaps:
+        return replace(eff, layer_overhead_s=k * 1e-6, layer_overhead_cycles=0.0)
+    return replace(eff, layer_overhead_cycles=k * 1e3)
+
+
+def _rounded_overhead(eff: Efficiency, k: float) -> Efficiency:
+    if eff.overhead_overlaps:
+        return replace(eff, layer_overhead_s=round(float(k) * 1e-6, 7), layer_overhead_cycles=0.0)
+    return replace(eff, layer_overhead_cycles=float(round(k * 1e3, -3)))
 
 
 # llama.cpp's CUDA prefill of quantised weights switched from "dequantise to fp16 + cuBLAS" to its own
@@ -276,13 +295,16 @@ def fit_rows(rows: list[Row], family: str, runtime: str, bandwidth: float | None
         def loss(x):
             if not 0.05 <= x[0] <= MAX_BANDWIDTH or x[1] < 0:
                 return 1e9
-            return _mse_log(decode, replace(eff, bandwidth=x[0], layer_overhead_cycles=x[1] * 1e3))
-        (bw, kc), _ = nelder_mead(loss, [0.8, 100.0], step=[0.1, 50.0])
+            return _mse_log(decode, _with_overhead(replace(eff, bandwidth=x[0]), x[1]))
+        k0 = 1000.0 if eff.overhead_overlaps else 100.0
+        (bw, kc), _ = nelder_mead(loss, [0.8, k0], step=[0.1, k0 / 2])
     else:
         def loss(x):
-            return 1e9 if x[0] < 0 else _mse_log(decode, replace(eff, bandwidth=bandwidth, layer_overhead_cycles=x[0] * 1e3))
+            return 1e9 if x[0] < 0 else _mse_log(decode, _with_overhead(replace(eff, bandwidth=bandwidth), x[0]))
         bw = bandwidth
-        (kc,), _ = nelder_mead(loss, [100.0], step=[50.0])
+        # start where the overhead shows: an overlapping one below the device time is invisible (flat loss)
+        k0 = 1000.0 if eff.overhead_overlaps else 100.0
+        (kc,), _ = nelder_mead(loss, [k0], step=[k0 / 2])
         if kc < 1.0:
             # Even with no overhead the assumed bandwidth is too slow for these rows: this runtime
             # streams weights faster, so fit its bandwidth instead, with no per-layer overhead.
@@ -292,7 +314,7 @@ def fit_rows(rows: list[Row], family: str, runtime: str, bandwidth: float | None
                 return _mse_log(decode, replace(eff, bandwidth=x[0], layer_overhead_cycles=0.0))
             (bw,), _ = nelder_mead(bw_loss, [bandwidth], step=[0.05])
             kc = 0.0
-    eff = replace(eff, bandwidth=float(round(bw, 3)), layer_overhead_cycles=float(round(kc * 1e3, -3)))
+    eff = _rounded_overhead(replace(eff, bandwidth=float(round(bw, 3))), kc)
     quant_dec = {get_weight_format(r.weight_format).matrix_bits < 16 for r in decode}
     if family != "nvidia" and bandwidth is None and quant_dec == {True, False}:
         # Both kinds of decode rows on chips without matrix units: fp16 rows fix the bandwidth, the
@@ -359,7 +381,13 @@ def _borrowed_compute(runtime: str, version: str, family: str) -> tuple[float | 
     base = older[-1]
     c = fit_rows(_rows_of("llama.cpp", base, family), family, "llama.cpp", version=base).compute
     return c, (f"quantised prefill: MMQ kernels, per-SM roof fitted on this table; fp16 prefill (cuBLAS) has no "
-               f"rows here: compute factor {c} taken from llama.cpp {base} [assumption]")
+               f"rows here: compute factor {c} taken from llama.cpp {base} [assumption]. The argument: MMQ "
+               "(PR #8075) replaced only the quantised matmuls; fp16 weights still go to cuBLAS GEMMs, whose "
+               "efficiency is NVIDIA's library, not llama.cpp's code, and the changes of the builds in between "
+               "that this table shows (CUDA graphs, flash attention: its FA-off columns are used) act on decode "
+               "steps and attention, not on the weight GEMMs of a 512-token prompt. Not checked: no published "
+               "2025 fp16 pp512 row of a catalogue GPU was found, so the prefill band (Q4_0 rows) does not "
+               "cover fp16 prefill")
 
 
 def _fit_spec(runtime: str, version: str, family: str) -> tuple[list[Row], float | None, str]:
@@ -372,9 +400,16 @@ def _fit_spec(runtime: str, version: str, family: str) -> tuple[list[Row], float
         raise ValueError(f"no llama.cpp profile on {family} to take the bandwidth from")
     base = min(ref, key=lambda v: abs(_month(v) - _month(version)))
     bw = fit_rows(_rows_of("llama.cpp", base, family), family, "llama.cpp", version=base).bandwidth
-    return rows, bw, (f"measured on one device only: bandwidth efficiency taken from llama.cpp {base} on "
-                      f"{family} ({bw}), only the per-layer overhead is fitted [assumption]; if the rows are "
-                      "faster than that bandwidth allows, the bandwidth is fitted instead, with no overhead")
+    note = (f"measured on one device only: bandwidth efficiency taken from llama.cpp {base} on "
+            f"{family} ({bw}), only the per-layer overhead is fitted [assumption]; if the rows are "
+            "faster than that bandwidth allows, the bandwidth is fitted instead, with no overhead")
+    if _STRUCTURE[runtime].get("overhead_overlaps"):
+        note += ("; eager PyTorch: the per-layer overhead is host time (Python, operator dispatch, kernel "
+                 "launches) that overlaps the GPU's queued work, so a step is max(device, host), not their sum; that host time is the benchmark machine's (its CPU is not named) and does not scale with the GPU")
+    if len(rows) < 3:
+        note += (f"; only {len(rows)} published row{'s' if len(rows) != 1 else ''} of this version found "
+                 "(fewer than 3 usable): the band needs a held-out row per phase and is missing where there is none")
+    return rows, bw, note
 
 
 def _month(version: str) -> int:
@@ -509,8 +544,9 @@ def validate() -> dict:
 
 # ---------------------------------------------------------------- stored profiles
 
-_EFF_FIELDS = ("bandwidth", "compute", "compute_simd", "quant_compute", "layer_overhead_cycles", "accumulate",
-               "prefill_dequant", "mmq_flops_per_sm_cycle", "unpack_flops_per_weight", "ubatch", "prefill_logits")
+_EFF_FIELDS = ("bandwidth", "compute", "compute_simd", "quant_compute", "layer_overhead_cycles", "layer_overhead_s",
+               "overhead_overlaps", "accumulate", "prefill_dequant", "mmq_flops_per_sm_cycle",
+               "unpack_flops_per_weight", "ubatch", "prefill_logits")
 
 
 def _to_json(report: dict) -> dict:
@@ -535,7 +571,7 @@ def profiles() -> tuple[Profile, ...]:
     out = []
     for p in _read_json("profiles.json")["profiles"]:
         e = p["efficiency"]
-        eff = replace(LLAMA_CPP_CUDA_2023_12, layer_overhead_s=None, **e,
+        eff = replace(LLAMA_CPP_CUDA_2023_12, **{"layer_overhead_s": None, **e},
                       name=f"{p['runtime']} {p['version']} ({p['family']})",
                       provenance=f"fitted on {', '.join(p['fitted_on'])} (data/throughput.json). {p['note']}".strip())
         bands = {ph: (None if b is None else Band(**b)) for ph, b in p["bands"].items()}
@@ -639,7 +675,9 @@ def _print(report: dict) -> None:
             simd += f", decode unpacking {e.unpack_flops_per_weight} FLOP per quantised weight"
         if e.mmq_flops_per_sm_cycle is not None:
             simd += f" (fp16 weights), quantised: MMQ {e.mmq_flops_per_sm_cycle} FLOP/cycle/SM"
-        print(f"\n  {rt} {v} {fam}: η_bw {e.bandwidth}{simd} overhead {e.layer_overhead_cycles:,.0f} cycles/layer")
+        ov = (f"host overhead {e.layer_overhead_s * 1e6:.1f} µs/layer, overlapping the GPU's work"
+              if e.layer_overhead_s is not None else f"overhead {e.layer_overhead_cycles:,.0f} cycles/layer")
+        print(f"\n  {rt} {v} {fam}: η_bw {e.bandwidth}{simd} {ov}")
         if p["note"]:
             print(f"    {p['note']}")
         for ph in PHASES:

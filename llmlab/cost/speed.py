@@ -83,6 +83,10 @@ class Efficiency:
     ``ubatch``: prompt tokens per prefill chunk (each chunk reads the weights once).
     ``prefill_logits``: ``"last"`` if the runtime computes the output head only for the last prompt
     token (generation runtimes), ``"all"`` if for every position (a plain ``model(ids)`` call).
+    ``overhead_overlaps``: the per-layer overhead is host time (an eager framework's Python and kernel
+    launches) that runs while the accelerator works: PyTorch queues CUDA kernels and returns before
+    they run, so a pass takes ``max(busy, overhead)``, not their sum. Only on accelerators
+    (``kind`` ``"gpu"`` or ``"apple"``); on a CPU the host does the work itself and the terms add.
     """
 
     bandwidth: float = 1.0
@@ -97,6 +101,7 @@ class Efficiency:
     unpack_flops_per_weight: float = 0.0
     ubatch: int = 512
     prefill_logits: str = "last"
+    overhead_overlaps: bool = False
     name: str = "ideal roofline"
     provenance: str = ""
 
@@ -121,6 +126,8 @@ class Efficiency:
             raise ValueError(f"ubatch must be a positive int, got {self.ubatch!r}")
         if self.prefill_logits not in ("last", "all"):
             raise ValueError(f"prefill_logits must be 'last' or 'all', got {self.prefill_logits!r}")
+        if not isinstance(self.overhead_overlaps, bool):
+            raise ValueError(f"overhead_overlaps must be a bool, got {self.overhead_overlaps!r}")
 
     def compute_for(self, hardware: Hardware) -> float:
         """The compute efficiency that applies to ``hardware`` (matrix units or not)."""
@@ -194,7 +201,7 @@ def _newest_profile_efficiency(runtime: str = "llama.cpp", family: str = "nvidia
     newest = max(cands, key=lambda p: tuple(int(x) for x in p["version"].split("-")[:2]))
     bands = {ph: b for ph, b in newest["bands"].items() if b}
     held = "; ".join(f"{ph} {b['median_pct']} / {b['p90_pct']} %" for ph, b in bands.items())
-    return replace(LLAMA_CPP_CUDA_2023_12, layer_overhead_s=None, **newest["efficiency"],
+    return replace(LLAMA_CPP_CUDA_2023_12, **{"layer_overhead_s": None, **newest["efficiency"]},
                    name=f"{runtime} {newest['version']} ({family}), the newest profile",
                    provenance=(f"The newest {runtime} profile for {family} in data/profiles.json, fitted on "
                                f"{', '.join(newest['fitted_on'])} (data/throughput.json) by llmlab.cost.profiles; "
@@ -213,7 +220,9 @@ class StepTime:
 
     For a single pass the busy time is ``max(compute_s, memory_s)``; for several passes run one
     after the other (prefill chunks) ``busy_s`` is the sum of each pass's max, while
-    ``compute_s`` and ``memory_s`` are the summed terms, for information.
+    ``compute_s`` and ``memory_s`` are the summed terms, for information. The total is busy +
+    overhead, or ``max(busy, overhead)`` when ``overlap`` (host overhead hidden behind device work,
+    :attr:`Efficiency.overhead_overlaps`).
     """
 
     flops: float
@@ -222,11 +231,12 @@ class StepTime:
     memory_s: float
     overhead_s: float
     busy_s: float | None = None
+    overlap: bool = False
 
     @property
     def total_s(self) -> float:
         busy = max(self.compute_s, self.memory_s) if self.busy_s is None else self.busy_s
-        return busy + self.overhead_s
+        return max(busy, self.overhead_s) if self.overlap else busy + self.overhead_s
 
     @property
     def bound(self) -> str:
@@ -305,7 +315,8 @@ def _pass(spec, hardware, efficiency, flops, nbytes, peak: float | None = None) 
         peak = hardware.peak_flops(efficiency.accumulate) * efficiency.compute_for(hardware)
     compute = flops / peak
     memory = nbytes / (hardware.bandwidth_bytes_s * efficiency.bandwidth)
-    return StepTime(flops, nbytes, compute, memory, spec.n_layers * efficiency.layer_overhead(hardware))
+    return StepTime(flops, nbytes, compute, memory, spec.n_layers * efficiency.layer_overhead(hardware),
+                    overlap=efficiency.overhead_overlaps and hardware.kind != "cpu")
 
 
 def _check(spec, hardware):
@@ -415,7 +426,8 @@ def prefill(
 
 
 def _sum(a: StepTime, b: StepTime) -> StepTime:
-    """Two passes one after the other: busy times and overheads add."""
+    """Two passes one after the other: their totals add (busy is total minus overhead, so a pass
+    whose overhead hid behind its work keeps its own total)."""
     return StepTime(a.flops + b.flops, a.bytes + b.bytes, a.compute_s + b.compute_s,
                     a.memory_s + b.memory_s, a.overhead_s + b.overhead_s,
                     busy_s=a.total_s - a.overhead_s + b.total_s - b.overhead_s)
