@@ -117,9 +117,12 @@ def encode(x: Any) -> dict:
     if isinstance(x, (list, tuple)):
         return {"t": type(x).__name__ if type(x) in (list, tuple) else "tuple", "v": [encode(e) for e in x]}
     if isinstance(x, dict):
-        if not all(isinstance(k, str) for k in x):
-            raise Unencodable("dict keys must be strings")
-        return {"t": "dict", "v": {k: encode(v) for k, v in x.items()}}
+        if all(isinstance(k, str) for k in x):
+            return {"t": "dict", "v": {k: encode(v) for k, v in x.items()}}
+        if all(isinstance(k, (int, float, np.integer, np.floating)) and not isinstance(k, (bool, np.bool_)) for k in x):
+            # {50: p50, 95: p95}: number keys, kept as [key, value] pairs (JSON keys are strings)
+            return {"t": "numdict", "v": [[encode(k), encode(v)] for k, v in x.items()]}
+        raise Unencodable("dict keys must be strings or numbers")
     if isinstance(x, np.ndarray):
         if x.dtype.kind not in "biuf":
             raise Unencodable(f"array of dtype {x.dtype}")
@@ -161,6 +164,8 @@ def decode(d: dict, blobs: dict | None = None) -> Any:
         return items if t == "list" else tuple(items)
     if t == "dict":
         return {k: decode(e, blobs) for k, e in v.items()}
+    if t == "numdict":
+        return {decode(k, blobs): decode(e, blobs) for k, e in v}
     if t == "ndarray":
         return np.array([_unfloat(e) if isinstance(e, str) else e for e in v], dtype=d["dtype"]).reshape(d["shape"])
     if t == "np_rng":
@@ -225,6 +230,11 @@ def same(a: dict, b: dict) -> bool:
         return len(a["v"]) == len(b["v"]) and all(same(x, y) for x, y in zip(a["v"], b["v"]))
     if ta == "dict":
         return a["v"].keys() == b["v"].keys() and all(same(a["v"][k], b["v"][k]) for k in a["v"])
+    if ta == "numdict":  # keys compared exactly, in any order (a dict's order is not part of its value)
+        def by_key(pairs):
+            return sorted(pairs, key=lambda kv: float(kv[0]["v"]))
+        pa, pb = by_key(a["v"]), by_key(b["v"])
+        return len(pa) == len(pb) and all(ka["v"] == kb["v"] and same(va, vb) for (ka, va), (kb, vb) in zip(pa, pb))
     if ta in ("ndarray", "tensor"):
         kind = {"ndarray": lambda s: np.dtype(s).kind, "tensor": lambda s: "f" if "float" in s else s[:3]}[ta]
         if kind(a["dtype"]) != kind(b["dtype"]) or a["shape"] != b["shape"] or len(a["v"]) != len(b["v"]):
@@ -260,6 +270,8 @@ def summarised(d: dict) -> dict:
         return {**d, "v": [summarised(e) for e in d["v"]]}
     if d["t"] == "dict":
         return {**d, "v": {k: summarised(e) for k, e in d["v"].items()}}
+    if d["t"] == "numdict":
+        return {**d, "v": [[k, summarised(e)] for k, e in d["v"]]}
     return d
 
 

@@ -47,7 +47,7 @@ def _named(fn, name="softmax"):
 # --- values and their comparison ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("value", [
-    None, True, 3, 2.5, float("nan"), float("-inf"), "fp16", [1.0, [2, 3]], (1, 2.0), {"a": 1.5},
+    None, True, 3, 2.5, float("nan"), float("-inf"), "fp16", [1.0, [2, 3]], (1, 2.0), {"a": 1.5}, {50: 1.25, 95.0: 6.5},
     np.arange(6, dtype=np.float32).reshape(2, 3), np.array([1, 2], dtype=np.int64), np.array([True, False]),
 ])
 def test_encode_decode_round_trip(value):

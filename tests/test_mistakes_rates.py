@@ -20,9 +20,11 @@ LABS = [lab for lab in labtools.lab_names() if load_mutants(lab) is not None]
 GOAL = 0.80  # the goal, printed beside the rate
 # Regression guards, not the goal. The rate falls when mutants that only the hidden tests can catch are added
 # (the audit of labs 01-04 and the new exercises of labs 07-09 did), so the count of named mutants is guarded too:
-# 67.6 % (610 of 902 mutants) measured on 2026-12-02 after those additions.
-FLOOR = 0.67
-NAMED_FLOOR = 610
+# 67.6 % (610 of 902 mutants) measured on 2026-12-02 after those additions; 74.2 % (692 of 933) the same day after
+# the audit by family of labs 07-09 (visible probes that tell their mutants apart, number-keyed dicts encoded):
+#     pytest tests/test_mistakes_rates.py -s
+FLOOR = 0.73
+NAMED_FLOOR = 690
 
 _results: dict[str, dict] = {}
 

@@ -163,7 +163,16 @@ with reference_blocked(*REFERENCIAS):
     check_close(checked_call(weight_memory, 7e9, 16, unit="GiB"), 13.04, atol=5e-3, what="7B en float16 (GiB)",
                 hint="en GiB se divide por 2**30, no por 1e9")
     check_close(checked_call(weight_memory, 47e9, 4), 23.5, rtol=1e-9, what="Mixtral (47B) en 4 bits (GB)")
+    enteros = checked_call(weight_memory, 7_000_000_000, 16)
+    check_true(isinstance(enteros, (float, np.floating)),
+               f"weight_memory(7_000_000_000, 16) debe ser un float, y es {type(enteros).__name__}",
+               hint="también con argumentos enteros se devuelve un float (divide con /, no con //)")
+    check_close(enteros, 14.0, rtol=1e-9, what="7B en float16 con argumentos enteros (GB)")
+    check_close(checked_call(weight_memory, 0, 16), 0.0, atol=0, what="weight_memory(0, 16)",
+                hint="cero pesos ocupan 0 GB: solo un n_params negativo lanza ValueError")
     check_raises(lambda: weight_memory(7e9, 16, unit="MB"), ValueError, what="weight_memory con unit='MB'")
+    check_raises(lambda: weight_memory(7e9, 16, unit="gb"), ValueError, what="weight_memory con unit='gb'",
+                 hint="la unidad es exactamente 'GB' o 'GiB', con esas mayúsculas")
 ok("7B ocupa 14 / 7 / 3.5 GB en 16 / 8 / 4 bits")
 ### BEGIN HIDDEN TESTS
 with hidden("weight_memory: otros tamaños, GiB y entradas inválidas"):
@@ -217,7 +226,7 @@ print(f"\nes-base tiene {fmt_int(n_base)} parámetros; sus tensores float32 ocup
 #
 # ### Ejercicio 2 · `quantize_int8` (2 puntos · dificultad ★☆☆ · ~10 min)
 #
-# Escribe `quantize_int8(w)`, que recibe un array (o una lista) de cualquier forma y devuelve `(q, scale)`:
+# Escribe `quantize_int8(w)`, que recibe un array (o una lista) de cualquier forma y devuelve la tupla `(q, scale)`:
 #
 # - `q`: array de NumPy de dtype `int8` y la forma de `w`, con `q = round(w / scale)` recortado a `[−127, 127]`;
 # - `scale`: un número (`float`), `max|w| / 127`;
@@ -258,12 +267,19 @@ rng_v = np.random.default_rng(702)
 W_gauss = rng_v.standard_normal((256, 256))
 x_gauss = rng_v.standard_normal(256)
 with reference_blocked(*REFERENCIAS):
-    q_toy, s_toy = checked_call(quantize_int8, [0.5, -1.27, 0.03, 1.0])
+    par = checked_call(quantize_int8, [0.5, -1.27, 0.03, 1.0])
+    check_true(isinstance(par, tuple) and len(par) == 2,
+               f"quantize_int8 debe devolver la tupla (q, scale), y devuelve {type(par).__name__}",
+               hint="return q, scale (con coma: una tupla, no una lista)")
+    q_toy, s_toy = par
     check_array(q_toy, what="q", dtype="int")
     check_true(q_toy.dtype == np.int8, f"q debe ser int8 (un byte por peso), y es {q_toy.dtype}")
     check_number(s_toy, what="scale", kind="float")
     check_close(s_toy, 0.01, rtol=1e-9, what="la escala de [0.5, −1.27, 0.03, 1.0]", hint="1.27 / 127")
     check_equal(q_toy, [50, -127, 3, 100], what="los códigos del ejemplo")
+    q_red, _ = checked_call(quantize_int8, [1.0, -0.55, 0.26])
+    check_equal(q_red, [127, -70, 33], what="los códigos de [1.0, −0.55, 0.26]",
+                hint="−0.55 · 127 = −69.85 se redondea a −70; truncar daría −69")
     q_g, s_g = checked_call(quantize_int8, W_gauss)
     check_true(q_g.shape == (256, 256), "q debe tener la forma de w")
     error_g = np.linalg.norm(W_gauss @ x_gauss - (q_g * s_g) @ x_gauss) / np.linalg.norm(W_gauss @ x_gauss)
@@ -386,16 +402,36 @@ rng_v = np.random.default_rng(703)
 W_rep, x_rep = rng_v.standard_normal((256, 256)), rng_v.standard_normal(256)
 q_ref, s_ref = Q.quantize_int8_absmax(W_rep)
 err_ref = np.linalg.norm(W_rep @ x_rep - (s_ref * q_ref) @ x_rep) / np.linalg.norm(W_rep @ x_rep)
+rng_chica = np.random.default_rng(7032)
+W_chica = rng_chica.standard_normal((6, 8))
+W_chica[2, 5] = 9.0  # un atípico en una matriz pequeña: la escala y el error crecen
+x_chica = [1.0, -2.0, 0.5, 3.0, 0.0, -1.0, 2.0, 0.25]  # una lista
+q_chica, s_chica = Q.quantize_int8_absmax(W_chica)
+W_chica_hat = s_chica * q_chica
+err_chica = np.linalg.norm(W_chica @ x_chica - W_chica_hat @ x_chica) / np.linalg.norm(W_chica @ x_chica)
 with reference_blocked(*REFERENCIAS):
     informe = checked_call(quant_report, W_rep, x_rep)
     check_true(isinstance(informe, dict), f"quant_report debe devolver un diccionario, y devuelve {type(informe).__name__}")
     for clave in ("mem_ratio", "rel_error", "max_error", "scale"):
         check_true(clave in informe, f"falta la clave {clave!r}: un informe sin error no sirve para decidir")
         check_number(informe[clave], what=f"informe[{clave!r}]", kind="float")
+        check_true(isinstance(informe[clave], (float, np.floating)),
+                   f"informe[{clave!r}] debe ser un float, y es {type(informe[clave]).__name__}",
+                   hint="convierte cada valor con float(...); W.size * 4 // q.size da un int")
     check_close(informe["mem_ratio"], 4.0, rtol=1e-9, what="mem_ratio", hint="4 bytes de float32 frente a 1 de int8")
     check_close(informe["rel_error"], err_ref, rtol=1e-6, what="rel_error de la gaussiana 256×256",
                 hint="compara W @ x con (scale * q) @ x, y divide por la norma de W @ x")
     check_true(informe["max_error"] <= informe["scale"] / 2 * (1 + 1e-9), "ningún peso puede moverse más de s/2")
+    chico = checked_call(quant_report, W_chica, x_chica)
+    check_true(isinstance(chico, dict), f"quant_report debe devolver un diccionario, y devuelve {type(chico).__name__}")
+    for clave in ("mem_ratio", "rel_error", "max_error", "scale"):
+        check_true(clave in chico, f"falta la clave {clave!r}: un informe sin error no sirve para decidir")
+        check_number(chico[clave], what=f"informe[{clave!r}] de la matriz 6×8", kind="float")
+    check_close(chico["scale"], s_chica, rtol=1e-9, what="la escala de la matriz 6×8 con un atípico de 9")
+    check_close(chico["rel_error"], err_chica, rtol=1e-6, what="rel_error de la matriz 6×8 con un atípico",
+                hint="‖W x − Ŵ x‖ / ‖W x‖, con Ŵ = scale · q descuantizada y la norma del producto exacto abajo")
+    check_close(chico["max_error"], float(np.abs(W_chica - W_chica_hat).max()), rtol=1e-6,
+                what="max_error de la matriz 6×8", hint="el mayor |w − ŵ|, no su media")
 ok(f"int8: {informe['mem_ratio']:.0f}× menos memoria y un error relativo de {informe['rel_error']:.4f}")
 ### BEGIN HIDDEN TESTS
 with hidden("quant_report: matrices rectangulares, con valor atípico, listas"):
@@ -451,7 +487,7 @@ for nombre, W_ej in [("sin atípico", W_rep), ("con un peso = 100", W_atipico)]:
 # escala por fila y `bits` bits.
 #
 # - `qmax = 2**(bits − 1) − 1` (127 con 8 bits, 7 con 4, 1 con 2); escala de la fila `i`: `max|W[i]| / qmax`;
-# - devuelve `(q, scales)`: `q` array `int8` de forma `(m, n)` con `round(W / scale)` recortado a
+# - devuelve la tupla `(q, scales)`: `q` array `int8` de forma `(m, n)` con `round(W / scale)` recortado a
 #   `[−qmax, qmax]`; `scales` array de floats de forma `(m, 1)`, para que `scales * q` funcione directamente;
 # - una fila de ceros tiene escala 0 y códigos 0;
 # - `ValueError` si `bits` no está entre 2 y 8. Calcula en float64 y no modifiques `W`.
@@ -490,7 +526,10 @@ def quantize_rows(W, bits=8):
 # Comprobación del ejercicio 4 · tolerancias: escalas con rtol=1e-9; códigos exactos.
 W_dos = np.array([[0.5, -1.27, 0.03, 1.0], [1.9, -4.0, 1.1, 0.0]])
 with reference_blocked(*REFERENCIAS):
-    q_r, s_r = checked_call(quantize_rows, W_dos)
+    par_r = checked_call(quantize_rows, W_dos)
+    check_true(isinstance(par_r, tuple) and len(par_r) == 2,
+               f"quantize_rows debe devolver la tupla (q, scales), y devuelve {type(par_r).__name__}")
+    q_r, s_r = par_r
     check_array(q_r, what="q", dtype="int", shape=(2, 4))
     check_true(q_r.dtype == np.int8, f"q debe ser int8, y es {q_r.dtype}")
     check_array(s_r, what="scales", dtype="float", shape=(2, 1))
@@ -499,6 +538,9 @@ with reference_blocked(*REFERENCIAS):
     q_4, s_4 = checked_call(quantize_rows, W_dos[:1], bits=4)
     check_close(s_4, [[1.27 / 7]], rtol=1e-9, what="la escala con 4 bits", hint="qmax = 2**(4 − 1) − 1 = 7")
     check_equal(q_4, [[3, -7, 0, 6]], what="los códigos con 4 bits")
+    q_7, _ = checked_call(quantize_rows, [[1.0, -0.4]], bits=4)
+    check_equal(q_7, [[7, -3]], what="los códigos de [[1.0, −0.4]] con 4 bits",
+                hint="el peso mayor usa el código +qmax (7): el recorte es a [−qmax, qmax], los dos incluidos")
     q_at, s_at = checked_call(quantize_rows, W_atipico)
     resto = np.arange(256) != 3
     err_filas = np.linalg.norm(W_atipico[resto] @ x_rep - (s_at * q_at)[resto] @ x_rep) / np.linalg.norm(W_atipico[resto] @ x_rep)
@@ -551,7 +593,7 @@ with hidden("quantize_rows: bits de 2 a 8, filas de ceros, matrices rectangulare
 # `group_size` pesos **consecutivos** y cada grupo tiene su escala simétrica `max|grupo| / qmax`, con
 # `qmax = 2**(bits − 1) − 1`.
 #
-# - Devuelve `(q, scales)`: `q` array `int8` de forma `(m, n)`; `scales` array de floats de forma
+# - Devuelve la tupla `(q, scales)`: `q` array `int8` de forma `(m, n)`; `scales` array de floats de forma
 #   `(m, n // group_size)`, donde `scales[i, g]` es la escala de `W[i, g*group_size:(g+1)*group_size]`.
 # - Un grupo de ceros tiene escala 0 y códigos 0.
 # - `ValueError` si `group_size < 1` o si `n` no es múltiplo de `group_size`. Calcula en float64 y no modifiques
@@ -594,7 +636,10 @@ def quantize_groups(W, bits=4, group_size=32):
 W_gr = np.tile(np.array([0.6, -1.27, 0.03, 1.0]), (2, 16))  # (2, 64)
 W_gr[1, 40] = 7.0  # un atípico en el segundo grupo de la segunda fila
 with reference_blocked(*REFERENCIAS):
-    q_g, s_g = checked_call(quantize_groups, W_gr)
+    par_g = checked_call(quantize_groups, W_gr)
+    check_true(isinstance(par_g, tuple) and len(par_g) == 2,
+               f"quantize_groups debe devolver la tupla (q, scales), y devuelve {type(par_g).__name__}")
+    q_g, s_g = par_g
     check_array(q_g, what="q", dtype="int", shape=(2, 64))
     check_true(q_g.dtype == np.int8, f"q debe ser int8, y es {q_g.dtype}")
     check_array(s_g, what="scales", dtype="float", shape=(2, 2))
@@ -729,7 +774,11 @@ def quantize_affine(w, bits=8):
 # %% nbgrader={"grade_id": "test_quantize_affine", "grade": true, "points": 3}
 # Comprobación del ejercicio 6 · tolerancias: la escala con rtol=1e-9; el punto cero y los códigos, exactos.
 with reference_blocked(*REFERENCIAS):
-    q_af, s_af, z_af = checked_call(quantize_affine, [-1.0, 0.0, 0.6, 2.0])
+    trio = checked_call(quantize_affine, [-1.0, 0.0, 0.6, 2.0])
+    check_true(isinstance(trio, tuple) and len(trio) == 3,
+               f"quantize_affine debe devolver la tupla (q, scale, zero_point), y devuelve {type(trio).__name__}",
+               hint="return q, scale, zero_point (una tupla, no una lista)")
+    q_af, s_af, z_af = trio
     check_array(q_af, what="q", dtype="int", shape=(4,))
     check_true(q_af.dtype == np.uint8, f"q debe ser uint8 (códigos sin signo de 0 a 255), y es {q_af.dtype}")
     check_number(s_af, what="scale", kind="float")
@@ -751,7 +800,20 @@ with reference_blocked(*REFERENCIAS):
     q_0, s_0, z_0 = checked_call(quantize_affine, np.zeros((2, 3)))
     check_close(s_0, 0.0, atol=0, what="la escala de una matriz de ceros")
     check_equal(q_0, np.zeros((2, 3), dtype=np.uint8), what="los códigos de una matriz de ceros")
+    q_c, _, z_c = checked_call(quantize_affine, [-1.0, 1.1])
+    check_equal(z_c, 121, what="el punto cero de [−1, 1.1] (−lo / scale = 121.43)",
+                hint="el entero más cercano: ni truncar ni redondear hacia arriba")
+    check_equal(q_c, [0, 255], what="los códigos de [−1, 1.1]")
+    q_e, s_e, z_e = checked_call(quantize_affine, [-4.5, 10.5], bits=4)
+    check_equal(z_e, 4, what="el punto cero de [−4.5, 10.5] con 4 bits (−lo / scale = 4.5 justo)",
+                hint="un empate exacto va al par, como np.round y round de Python: 4.5 → 4")
+    check_equal(q_e, [0, 14], what="los códigos de [−4.5, 10.5] con 4 bits", hint="round(10.5) = 10, y 10 + 4 = 14")
+    q_16, _, _ = checked_call(quantize_affine, [-7.5, 7.5], bits=4)
+    check_equal(q_16, [0, 15], what="los códigos de [−7.5, 7.5] con 4 bits",
+                hint="7.5 pide el código 8 + 8 = 16: recorta a 2**bits − 1 = 15, no a 2**bits")
     check_raises(lambda: quantize_affine([1.0, 2.0], bits=9), ValueError, what="quantize_affine con bits=9")
+    check_raises(lambda: quantize_affine([1.0, 2.0], bits=4.5), ValueError, what="quantize_affine con bits=4.5",
+                 hint="bits tiene que ser un int: 4.5 no vale")
 ok("[−1, 0, 0.6, 2] → escala 3/255, punto cero 85, códigos [0, 85, 136, 255]")
 ### BEGIN HIDDEN TESTS
 with hidden("quantize_affine: tensores aleatorios, rangos de un solo signo, empates, bordes, float32 y errores"):
@@ -945,6 +1007,14 @@ bloque_a_mano[0], bloque_a_mano[1], bloque_a_mano[16] = -8.0, 7.0, 3.0  # d = �
 rng_v = np.random.default_rng(706)
 bloque_rnd = rng_v.normal(0, 0.05, 32).astype(np.float32)
 esperado_rnd = Q.quantize_q4_0(bloque_rnd)
+bloque_tope = np.zeros(32, dtype=np.float32)
+bloque_tope[0], bloque_tope[5] = -8.0, 7.6  # d = 1: 7.6 + 8.5 = 16.1 pide el código 16
+bloque_tope[6], bloque_tope[7] = 2.5, -3.5  # medios escalones exactos: trunc(11.0) = 11 y trunc(5.0) = 5
+bloque_empate = (np.linspace(-1, 1, 32) / 2).astype(np.float32)
+bloque_empate[3], bloque_empate[19] = 2.0, -2.0  # ±2: gana el primero, m = 2 y d = −0.25
+d_casi = float(np.float32(-2.0003) / np.float32(-8))  # 0.2500375 en float32, 0.25 en float16
+bloque_casi = np.array([-2.0003] + [d_casi * (k + 0.5 - 2e-4) for k in range(-7, 7)] * 2 + [0.0] * 3, dtype=np.float32)
+esperados_bordes = [Q.quantize_q4_0(b) for b in (bloque_tope, bloque_empate, bloque_casi)]
 with reference_blocked(*REFERENCIAS):
     b_mano = checked_call(pack_q4_0, bloque_a_mano)
     check_array(b_mano, what="pack_q4_0(bloque)", shape=(18,))
@@ -954,6 +1024,15 @@ with reference_blocked(*REFERENCIAS):
                 hint="el código 0 (peso −8 → 0) va en los bits bajos y el 16 (peso 3 → 11) en los altos")
     check_equal(b_mano[3], 15 | (8 << 4), what="el byte 3 (códigos 1 y 17)")
     check_equal(checked_call(pack_q4_0, bloque_rnd), esperado_rnd, what="los 18 bytes de un bloque aleatorio (GGUF)")
+    check_equal(checked_call(pack_q4_0, bloque_tope), esperados_bordes[0],
+                what="un bloque con d = 1 y los pesos 7.6, 2.5 y −3.5",
+                hint="7.6 + 8.5 = 16.1 pide el código 16, que no cabe en 4 bits: min(15, …); y 2.5 + 8.5 = 11.0 "
+                     "se trunca a 11 (no redondees con empates al par)")
+    check_equal(checked_call(pack_q4_0, bloque_empate), esperados_bordes[1], what="un bloque con un empate +2 / −2",
+                hint="con empate en |x| manda el primero (np.argmax da el primero): m = 2 y d = −0.25")
+    check_equal(checked_call(pack_q4_0, bloque_casi), esperados_bordes[2],
+                what="un bloque con pesos a 2e-4 escalones de cambiar de código",
+                hint="calcula los códigos con la d en float32; la de float16 (0.25) cambia algunos")
     check_raises(lambda: pack_q4_0(np.ones(31)), ValueError, what="pack_q4_0 con 31 pesos")
 ok("tus bloques Q4_0 son byte a byte los de llama.cpp")
 ### BEGIN HIDDEN TESTS

@@ -171,11 +171,15 @@ def kv_cache_bytes(n_layers, batch, seq_len, n_kv_heads, head_dim, bytes_per_val
 with reference_blocked(C.kv_bytes, C.kv_bytes_per_token):
     mha = checked_call(kv_cache_bytes, 32, 8, 4096, 32, 128)
     check_number(mha, what="kv_cache_bytes(32, 8, 4096, 32, 128)", kind="int")
+    check_true(type(mha) is int, f"el resultado debe ser un int de Python, y es {type(mha).__name__}",
+               hint="si multiplicas con NumPy, convierte al final con int(...)")
     check_equal(mha, 17_179_869_184, what="caché KV con MHA (32 cabezas KV)",
                 hint="¿has multiplicado por 2 (claves y valores)?")
     check_equal(checked_call(kv_cache_bytes, 32, 8, 4096, 8, 128), 4_294_967_296, what="caché KV con GQA-8")
     check_equal(checked_call(kv_cache_bytes, 32, 8, 4096, 1, 128), 536_870_912, what="caché KV con MQA")
     check_equal(checked_call(kv_cache_bytes, 32, 1, 1, 32, 128), 524_288, what="bytes por token de un 7B MHA")
+    check_equal(checked_call(kv_cache_bytes, 32, 8, 0, 8, 128), 0, what="una caché vacía (seq_len = 0)",
+                hint="seq_len = 0 es una caché vacía y vale: ocupa 0 bytes, no lanza ValueError")
     check_raises(lambda: kv_cache_bytes(32, 0, 4096, 8, 128), ValueError, what="kv_cache_bytes con batch=0")
 ok("17.18 GB con MHA, 4.29 GB con GQA-8 y 0.54 GB con MQA")
 ### BEGIN HIDDEN TESTS
@@ -449,7 +453,11 @@ with reference_blocked(C.total_latency_s, C.shared_latency_s):
     check_close(compartido, 20.85, atol=1e-6, what="12 usuarios comparten 180 tokens/s (s)")
     check_close(checked_call(shared_latency_s, 0.85, 300, 45, 1), solo, atol=1e-9,
                 what="un único usuario con toda la capacidad")
+    check_close(checked_call(total_latency_s, 2.0, 10, 100), 2.1, atol=1e-6, what="un TTFT de 2 s y 10 tokens",
+                hint="el TTFT está en segundos y se suma entero: 2 + 10 / 100")
     check_raises(lambda: shared_latency_s(0.85, 300, 180, 0), ValueError, what="shared_latency_s con users=0")
+    check_raises(lambda: shared_latency_s(0.85, 300, 180, 0.5), ValueError, what="shared_latency_s con users=0.5",
+                 hint="users < 1 lanza ValueError, también si no es entero")
 print(f"{solo:.2f} s solo, {compartido:.2f} s compartido")
 ok("7.52 s solo y 20.85 s con 12 usuarios")
 ### BEGIN HIDDEN TESTS
@@ -846,7 +854,7 @@ print("las mismas respuestas con y sin caché:", respuestas_biblio[True] == resp
 #
 # Devuelve una **lista** de `int` de Python, uno por prompt y en el mismo orden: los tokens de su prompt que el
 # motor no calcula (`[]` si no hay prompts). No modifica la entrada. Lanza `ValueError` si `block_size` no es un
-# `int` ≥ 1 (un `16.0` tampoco vale) o si algún prompt está vacío.
+# `int` ≥ 1 (un `16.0` o un `True` tampoco valen) o si algún prompt está vacío.
 #
 # Un ejemplo con bloques de 2 tokens: `[[1, 2, 3, 4, 5], [1, 2, 3, 4, 6], [1, 2, 3, 4], [9, 1, 2]]` da
 # `[0, 4, 3, 0]`. El segundo reutiliza los dos bloques del primero; el tercero también, pero se queda en 3 porque
@@ -907,7 +915,14 @@ with reference_blocked(serve_blocks.prefix_cache_savings):
                 hint="el trozo final no se guarda: solo se reutiliza el bloque lleno")
     check_equal(checked_call(prefix_cache_savings, [[1, 2, 3, 4], [7, 7, 3, 4, 5]], 2), [0, 0],
                 what="los mismos tokens detrás de otro prefijo", hint="un bloque se reconoce con todo lo que lo precede")
+    check_equal(checked_call(prefix_cache_savings, [[1, 2, 3, 4, 0], [5, 6, 7, 8, 0], [1, 2, 7, 8, 0]], 2), [0, 0, 2],
+                what="un prefijo de un prompt de hace dos peticiones",
+                hint="la caché guarda los bloques de **todos** los prompts anteriores, y el bloque [7, 8] solo cuenta "
+                     "detrás de [1, 2] si algún prompt los tenía seguidos")
     check_raises(lambda: prefix_cache_savings([[1, 2]], 0), ValueError, what="block_size = 0")
+    check_raises(lambda: prefix_cache_savings([[1, 2, 3]], True), ValueError, what="block_size = True",
+                 hint="block_size tiene que ser un int (un bool o un 16.0 no valen)")
+    check_raises(lambda: prefix_cache_savings([[1, 2], []], 2), ValueError, what="un prompt vacío")
 ok("solo bloques llenos, encadenados desde el principio, y el último token siempre se calcula")
 ### BEGIN HIDDEN TESTS
 with hidden("prefix_cache_savings: familias de prefijos aleatorias, bordes, tipos y errores"):
@@ -1036,7 +1051,14 @@ with reference_blocked(C.simulate_batching):
                 hint="mientras la petición de 8 corre, el otro hueco atiende las tres de 2")
     check_close(continuo["utilisation"], 0.875, atol=1e-9, what="aprovechamiento continuo")
     check_equal(checked_call(simulate_batching, [3, 3], 4)["steps"], 3, what="más huecos que peticiones")
+    check_equal(checked_call(simulate_batching, [8, 2, 2, 2], 2)["steps"], 8, what="el modo por defecto",
+                hint="sin mode, los lotes son continuos")
+    check_equal(checked_call(simulate_batching, [2, 2, 8, 2], 2, mode="continuous")["steps"], 10,
+                what="la petición larga llega tercera", hint="la cola va por orden de llegada, no de longitud")
     check_raises(lambda: simulate_batching([2, 2], 0), ValueError, what="slots = 0")
+    check_raises(lambda: simulate_batching([2, 2], 2, mode="dinamico"), ValueError, what="un modo desconocido")
+    check_raises(lambda: simulate_batching([2, 2], 2, mode="Static"), ValueError, what="mode='Static'",
+                 hint="el modo es exactamente 'static' o 'continuous', en minúsculas")
 ok("estático 10 pasos (70 %), continuo 8 pasos (87.5 %)")
 ### BEGIN HIDDEN TESTS
 with hidden("simulate_batching: colas aleatorias, modo por defecto, arrays y errores"):
@@ -1240,6 +1262,12 @@ with reference_blocked(C.latency_percentiles):
                     hint="la p95 no es la media (2.23): interpola entre las muestras ordenadas")
     desordenadas = checked_call(latency_percentiles, muestras_ej[::-1], qs=(50,))
     check_close(desordenadas[50], 1.25, atol=1e-9, what="la mediana de las muestras desordenadas")
+    enteras = checked_call(latency_percentiles, [4, 1, 3, 2, 5], qs=(0, 50, 100))
+    for q, esperado in {0: 1.0, 50: 3.0, 100: 5.0}.items():
+        check_true(isinstance(enteras[q], (float, np.floating)),
+                   f"p{q} de unas muestras enteras debe ser un float, y es {type(enteras[q]).__name__}",
+                   hint="convierte cada percentil con float(...), también cuando cae justo en una muestra")
+        check_close(enteras[q], esperado, atol=1e-12, what=f"p{q} de [4, 1, 3, 2, 5]")
     check_raises(lambda: latency_percentiles([]), ValueError, what="latency_percentiles([])")
 ok("p50 1.25 s, p95 6.525 s y p99 8.505 s: la cola, no la media")
 ### BEGIN HIDDEN TESTS
@@ -1391,8 +1419,10 @@ with reference_blocked(C.expected_tokens_per_pass):
                 hint="no olvides el token que el objetivo añade siempre")
     check_close(checked_call(expected_tokens_per_pass, 0.8, 4), 3.3616, atol=1e-4, what="α = 0.8, γ = 4")
     check_close(checked_call(expected_tokens_per_pass, 0.5, 4), 1.9375, atol=1e-4, what="α = 0.5, γ = 4")
-    check_close(checked_call(expected_tokens_per_pass, 1.0, 4), 5.0, atol=1e-9, what="α = 1",
-                hint="si acepta todo, avanza γ + 1 tokens; no dividas por cero")
+    e_uno = checked_call(expected_tokens_per_pass, 1, 4)
+    check_true(isinstance(e_uno, (float, np.floating)),
+               f"con α = 1 también se devuelve un float, y es {type(e_uno).__name__}", hint="float(gamma + 1)")
+    check_close(e_uno, 5.0, atol=1e-9, what="α = 1", hint="si acepta todo, avanza γ + 1 tokens; no dividas por cero")
     check_raises(lambda: expected_tokens_per_pass(1.5, 4), ValueError, what="alpha = 1.5")
 ok("3.05 tokens por pasada con α = 0.75 y γ = 4, no 3")
 ### BEGIN HIDDEN TESTS
@@ -1518,7 +1548,13 @@ with reference_blocked(C.choose_deployment, C.fit_check, C.fits_on_gpu):
     check_equal(checked_call(choose_deployment, 3.5, kv_movil, 8.0, offline=True), "local", what="sin red")
     check_equal(checked_call(choose_deployment, 4.0, 2.0, 8.0, offline=True, reserve_frac=0.25), "local",
                 what="4 + 2 GB en 8 GB con un 25 % de reserva (justo)", hint="en el límite, cabe: usa <=")
+    check_equal(checked_call(choose_deployment, 5.0, 2.0, 8.0, offline=True), "ninguno",
+                what="5 + 2 GB en 8 GB con un 20 % de reserva", hint="la caché KV también ocupa: 7 GB > 6.4 GB")
+    check_equal(checked_call(choose_deployment, 7.0, 0.5, 8.0, private=True), "ninguno",
+                what="7 + 0.5 GB en 8 GB con un 20 % de reserva", hint="la reserva cuenta: solo hay 6.4 GB útiles")
     check_raises(lambda: choose_deployment(-1.0, 0.5, 8.0), ValueError, what="pesos negativos")
+    check_raises(lambda: choose_deployment(1.0, 0.5, 8.0, reserve_frac=1.0), ValueError, what="reserve_frac = 1",
+                 hint="la reserva está en [0, 1): 1 dejaría el dispositivo sin memoria útil")
 ok("la privacidad no hace que quepa un 7B en 16 bits en 8 GB")
 ### BEGIN HIDDEN TESTS
 with hidden("choose_deployment: la caché cuenta, la reserva cuenta, bordes y errores"):

@@ -244,6 +244,13 @@ with reference_blocked(*REFERENCIAS):
                 hint="tok/s divididos por tokens por palabra")
     check_close(checked_call(words_per_second, 60, 1.875), 32.0, atol=1e-9, what="words_per_second(60, 1.875)",
                 hint="el modelo de 60 tok/s es el más lento en palabras")
+    parado = checked_call(words_per_second, 0, 1.25)
+    check_true(isinstance(parado, (float, np.floating)), f"words_per_second(0, 1.25) debe ser un float, y es "
+               f"{type(parado).__name__}", hint="0 tok/s es un modelo parado: 0.0 palabras/s, no un ValueError")
+    check_close(parado, 0.0, atol=1e-12, what="words_per_second(0, 1.25)")
+    vacio = checked_call(tokens_per_word, 10, 0)
+    check_true(isinstance(vacio, (float, np.floating)), f"tokens_per_word(10, 0) debe ser un float, y es "
+               f"{type(vacio).__name__}", hint="0 tokens entre 10 palabras: 0.0, también un float")
     check_raises(lambda: tokens_per_word(0, 10), ValueError, what="tokens_per_word(0, 10)")
 ok("el modelo A (50 tok/s) escribe 40 palabras/s y el B (60 tok/s) solo 32")
 ### BEGIN HIDDEN TESTS
@@ -1163,6 +1170,9 @@ with reference_blocked(*REFERENCIAS):
     check_equal(checked_call(generate_with_stops, cuenta_atras, [1], 20, stop_sequences=[[6, 5]]),
                 {"ids": [9, 8, 7], "stop_reason": "stop_sequence"}, what="la secuencia de parada [6, 5]",
                 hint="la secuencia de parada se quita de la respuesta")
+    check_equal(checked_call(generate_with_stops, cuenta_atras, [1], 20, eos_id=0),
+                {"ids": [9, 8, 7, 6, 5, 4, 3, 2, 1], "stop_reason": "eos"}, what="una cuenta atrás con el EOS 0",
+                hint="0 es un id de token como otro: compara con «eos_id is not None», no con «if eos_id»")
     check_raises(lambda: generate_with_stops(siempre_7, [1], -1), ValueError, what="max_tokens = −1")
 ok("las tres paradas funcionan y el tope se respeta")
 ### BEGIN HIDDEN TESTS
@@ -1488,6 +1498,12 @@ with reference_blocked(*REFERENCIAS):
                 what="pesos de 4 bits y caché FP8 (12.09 GB)")
     check_equal(checked_call(fits_on_device, 7e9, 16, 4096, 32, 32, 128, 80, batch=8), True,
                 what="7B MHA, 8 secuencias de 4 096 tokens en 80 GB (31.18 GB)")
+    check_equal(checked_call(fits_on_device, 0, 16, 131_072, 32, 8, 128, 17), False,
+                what="solo la caché GQA-8 de 128K (17.18 GB, 16 GiB) en 17 GB", hint="GB decimales (10⁹), no GiB")
+    check_equal(checked_call(fits_on_device, 2e9, 8, 0, 32, 8, 128, 3, reserve_gb=1.0), True,
+                what="2 GB de pesos y 1 GB de reserva en 3 GB (justo lleno)", hint="justo lleno cabe: usa <=")
+    check_equal(checked_call(fits_on_device, 7e9, 4, 131_072, 32, 8, 128, 24, reserve_gb=4.0), False,
+                what="20.68 GB más 4 GB de reserva en 24 GB", hint="la reserva también ocupa")
 check_raises(lambda: fits_on_device(7e9, 4, -1, 32, 8, 128, 24), ValueError, what="fits_on_device con un contexto negativo",
              hint="el enunciado pide este ValueError: lanzarlo es parte del ejercicio y también puntúa")
 ok("el caso de la GPU de 24 GB sale con sus matices")
@@ -1652,6 +1668,8 @@ with reference_blocked(*REFERENCIAS, D.kv_growth_over_turns):
                 [0.375, 0.5], atol=1e-12, what="GQA-8 con 2 048 tokens de sistema", hint="el sistema está desde el principio")
     check_equal(checked_call(kv_growth_over_turns, [], 32, 32, 128), [], what="una conversación sin turnos")
     check_raises(lambda: kv_growth_over_turns([10, -1], 32, 32, 128), ValueError, what="un turno con −1 tokens")
+    check_raises(lambda: kv_growth_over_turns([10, 2.5], 32, 32, 128), ValueError, what="un turno con 2.5 tokens",
+                 hint="un número de tokens no entero también lanza ValueError")
 ok("16K tokens de conversación ocupan 8 GiB en un 7 B MHA")
 ### BEGIN HIDDEN TESTS
 with hidden("kv_growth_over_turns: otras configuraciones, bytes, sistema, ceros, enteros y errores"):
@@ -1777,6 +1795,9 @@ with reference_blocked(*REFERENCIAS):
                 what="diagnose('empieza rápido y acaba lento')")
     check_equal(checked_call(diagnose, "  JSON   inválido "), "decodificación",
                 what="diagnose('  JSON   inválido ')", hint="sin distinguir mayúsculas ni espacios")
+    check_equal(checked_call(diagnose, "repite frases"), "muestreo", what="diagnose('repite frases')")
+    check_equal(checked_call(diagnose, "Se queda sin memoria"), "entorno de ejecución",
+                what="diagnose('Se queda sin memoria')", hint="la etiqueta de la tabla, en español")
     check_raises(lambda: diagnose("la pantalla está rota"), ValueError, what="un síntoma desconocido")
 ok("cada síntoma apunta a su etapa")
 ### BEGIN HIDDEN TESTS
@@ -1876,6 +1897,9 @@ def score_options(options, weights, minimums=None):
 with reference_blocked(*REFERENCIAS):
     ranking = checked_call(score_options, OPCIONES_KIT, PESOS_KIT)
     check_list(ranking, what="score_options del kit", length=4)
+    check_true(all(isinstance(par, tuple) and len(par) == 2 for par in ranking),
+               "cada elemento de la lista debe ser una tupla (nombre, puntuación)",
+               hint="resultado.append((nombre, puntuacion)): con paréntesis, no con corchetes")
     check_equal([n for n, _ in ranking], ["api_con_rag", "modelo_abierto_gpu", "api_potente", "modelo_local_cuantizado"],
                 what="el orden del kit", hint="de mayor a menor puntuación, con los pesos")
     check_close([s for _, s in ranking], [3.75, 3.65, 3.6, 3.5], atol=1e-9, what="las puntuaciones del kit",
@@ -1886,8 +1910,17 @@ with reference_blocked(*REFERENCIAS):
     check_equal([n for n, _ in checked_call(score_options, OPCIONES_KIT, PESOS_KIT, minimums={"privacidad": 4})],
                 ["modelo_abierto_gpu", "modelo_local_cuantizado"], what="con privacidad mínima 4",
                 hint="las opciones por debajo de un mínimo quedan fuera")
+    check_equal([n for n, _ in checked_call(score_options, OPCIONES_KIT, PESOS_KIT, minimums={"privacidad": 5})],
+                ["modelo_abierto_gpu", "modelo_local_cuantizado"], what="con privacidad mínima 5",
+                hint="una nota igual al mínimo lo cumple: fuera solo las que quedan por debajo")
+    empate = {"beta": {"x": 3}, "alfa": {"x": 3}, "gamma": {"x": 4}}
+    check_equal(checked_call(score_options, empate, {"x": 1}), [("gamma", 4.0), ("alfa", 3.0), ("beta", 3.0)],
+                what="un empate entre alfa y beta", hint="los empates, por nombre en orden alfabético")
     check_raises(lambda: score_options(OPCIONES_KIT, {**PESOS_KIT, "coste": -0.1}), ValueError,
                  what="un peso negativo")
+    check_raises(lambda: score_options(empate, {"x": 0}), ValueError, what="todos los pesos a cero",
+                 hint="con todos los pesos a cero no hay media ponderada: ValueError")
+    check_raises(lambda: score_options(empate, {"x": 1, "y": 1}), ValueError, what="una nota que falta (y)")
 ok("api_con_rag gana por una décima, y pierde en cuanto se exige privacidad")
 ### BEGIN HIDDEN TESTS
 with hidden("score_options: pesos que no suman 1, empates, mínimos, criterios ignorados y errores"):
@@ -2036,6 +2069,9 @@ with reference_blocked(*REFERENCIAS, D.recommend_model_type):
     check_equal(checked_call(recommend_model_type, 1, fine_tune=True, tools=True), "base",
                 what="un ajuste fino propio", hint="el ajuste fino se mira antes que todo lo demás")
     check_raises(lambda: recommend_model_type(0), ValueError, what="turns = 0")
+    check_raises(lambda: recommend_model_type(1.5), ValueError, what="turns = 1.5", hint="turns tiene que ser un int")
+    check_raises(lambda: recommend_model_type(True), ValueError, what="turns = True",
+                 hint="un bool es un int en Python: recházalo aparte")
 ok("cada tarea con su tipo de modelo")
 ### BEGIN HIDDEN TESTS
 with hidden("recommend_model_type: todas las combinaciones, el borde de un turno y errores"):

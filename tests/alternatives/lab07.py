@@ -283,3 +283,72 @@ ALTERNATIVES = {
         ),
     },
 }
+
+# Audit by family (issue 26): written from the statements alone.
+ALTERNATIVES["weight_memory"]["NumPy float64 scalars"] = """
+def weight_memory(n_params, bits, unit="GB"):
+    divisores = {"GB": np.float64(1e9), "GiB": np.float64(2.0) ** 30}
+    if unit not in divisores:
+        raise ValueError("unidad")
+    if n_params < 0 or bits <= 0:
+        raise ValueError("tamaño")
+    return np.float64(n_params) * bits / 8 / divisores[unit]
+"""
+ALTERNATIVES["quantize_int8"]["a namedtuple (q, scale)"] = """
+from collections import namedtuple as _nt
+_Cuant = _nt("Cuant", "q scale")
+def quantize_int8(w):
+    w = np.array(w, dtype=np.float64)
+    m = float(np.max(np.abs(w)))
+    if m == 0.0:
+        return _Cuant(np.zeros(w.shape, np.int8), 0.0)
+    scale = m / 127
+    return _Cuant(np.clip(np.rint(w / scale), -127, 127).astype(np.int8), scale)
+"""
+ALTERNATIVES["quant_report"]["products in float32, mem_ratio written as 4.0"] = """
+def quant_report(W, x):
+    W = np.asarray(W, dtype=float)
+    q, scale = quantize_int8(W)
+    W32, x32 = W.astype(np.float32), np.asarray(x, dtype=np.float32)
+    W_hat32 = np.float32(scale) * q.astype(np.float32)
+    exacto = W32 @ x32
+    rel = np.linalg.norm(exacto - W_hat32 @ x32) / np.linalg.norm(exacto)
+    return {"mem_ratio": 4.0, "rel_error": float(rel), "max_error": float(np.abs(W - scale * q).max()),
+            "scale": float(scale)}
+"""
+ALTERNATIVES["quantize_affine"]["operator.index for bits, Python round for the zero point"] = """
+import operator as _op
+def quantize_affine(w, bits=8):
+    if isinstance(bits, bool):
+        raise ValueError("bits")
+    try:
+        b = _op.index(bits)
+    except TypeError:
+        raise ValueError("bits") from None
+    if b < 2 or b > 8:
+        raise ValueError("bits")
+    arr = np.array(w, dtype=np.float64)
+    lo, hi = min(arr.min(), 0.0), max(arr.max(), 0.0)
+    levels = (1 << b) - 1
+    if hi == lo:
+        return np.zeros(arr.shape, dtype=np.uint8), 0.0, 0
+    scale = float((hi - lo) / levels)
+    z = round(float(-lo) / scale)
+    q = np.minimum(np.maximum(np.rint(arr / scale) + z, 0), levels).astype(np.uint8)
+    return q, scale, z
+"""
+ALTERNATIVES["pack_q4_0"]["np.floor (x · id + 8.5 > 0) and nibbles by addition"] = """
+def pack_q4_0(block):
+    x = np.array(block, dtype=np.float32).reshape(-1)
+    if len(x) != 32:
+        raise ValueError("32 pesos")
+    d = x[int(np.argmax(np.abs(x)))] / np.float32(-8.0)
+    if d == 0:
+        codes = np.full(32, 8, np.uint8)
+    else:
+        codes = np.minimum(np.floor(x * (np.float32(1.0) / d) + np.float32(8.5)), 15).astype(np.uint8)
+    out = np.empty(18, np.uint8)
+    out[:2] = np.array([d], dtype="<f2").view(np.uint8)
+    out[2:] = codes[:16] + 16 * codes[16:]
+    return out
+"""

@@ -286,3 +286,61 @@ def choose_deployment(weights_gb, kv_gb, device_gb, offline=False, private=False
 """,
     },
 }
+
+# Audit by family (issue 26): written from the statements alone.
+ALTERNATIVES["kv_cache_bytes"]["fracciones exactas"] = """
+from fractions import Fraction as _F
+def kv_cache_bytes(n_layers, batch, seq_len, n_kv_heads, head_dim, bytes_per_value=2):
+    for v in (n_layers, batch, n_kv_heads, head_dim):
+        if v < 1:
+            raise ValueError("tamaño")
+    if seq_len < 0 or bytes_per_value <= 0:
+        raise ValueError("tamaño")
+    return int(2 * n_layers * batch * seq_len * n_kv_heads * head_dim * _F(bytes_per_value))
+"""
+ALTERNATIVES["latency_percentiles"]["claves en orden, a·(1 − f) + b·f"] = """
+def latency_percentiles(samples, qs=(50, 95, 99)):
+    datos = sorted(float(v) for v in samples)
+    if not datos:
+        raise ValueError("vacía")
+    n = len(datos)
+    out = {}
+    for q in sorted(qs):
+        pos = (n - 1) * (q / 100)
+        i = int(pos)
+        f = pos - i
+        out[q] = datos[i] * (1 - f) + datos[i + 1] * f if i + 1 < n else datos[i]
+    return out
+"""
+ALTERNATIVES["expected_tokens_per_pass"]["Horner"] = """
+def expected_tokens_per_pass(alpha, gamma):
+    if alpha < 0 or alpha > 1 or gamma < 1:
+        raise ValueError("fuera de rango")
+    e = 1.0
+    for _ in range(gamma):
+        e = 1.0 + alpha * e
+    return e
+"""
+ALTERNATIVES["simulate_batching"]["lotes con islice y huecos con min por clave"] = """
+from itertools import islice as _islice
+def simulate_batching(lengths, slots, mode="continuous"):
+    if mode != "static" and mode != "continuous":
+        raise ValueError("modo")
+    if slots < 1 or len(lengths) == 0:
+        raise ValueError("vacío")
+    cola = [int(n) for n in lengths]
+    if mode == "static":
+        it, pasos = iter(cola), 0
+        while True:
+            lote = list(_islice(it, slots))
+            if not lote:
+                break
+            pasos += max(lote)
+    else:
+        fin = [0] * slots
+        for n in cola:
+            k = min(range(slots), key=lambda j: fin[j])
+            fin[k] += n
+        pasos = max(fin)
+    return {"steps": pasos, "utilisation": float(sum(cola)) / (pasos * slots)}
+"""

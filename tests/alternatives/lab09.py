@@ -319,3 +319,57 @@ def recommend_model_type(turns, fine_tune=False, tools=False, reasoning=False):
 """,
     },
 }
+
+# Audit by family (issue 26): written from the statements alone.
+ALTERNATIVES["matriz_decision"]["namedtuple, fsum y orden estable"] = """
+import math as _math
+from collections import namedtuple as _nt
+_Fila = _nt("Fila", "nombre puntuacion")
+def score_options(options, weights, minimums=None):
+    for w in weights.values():
+        if w < 0:
+            raise ValueError("peso negativo")
+    suma = _math.fsum(weights.values())
+    if suma == 0:
+        raise ValueError("pesos a cero")
+    filas = []
+    for nombre in sorted(options):
+        notas = options[nombre]
+        if any(c not in notas for c in weights):
+            raise ValueError("falta una nota")
+        if minimums and any(notas.get(c, -_math.inf) < m for c, m in minimums.items()):
+            continue
+        filas.append(_Fila(nombre, _math.fsum(weights[c] * notas[c] for c in weights) / suma))
+    filas.sort(key=lambda f: f.puntuacion, reverse=True)  # estable: los empates siguen en orden alfabético
+    return filas
+"""
+ALTERNATIVES["kv_por_turnos"]["itertools.accumulate, GiB por token primero"] = """
+from itertools import accumulate as _acc
+def kv_growth_over_turns(turn_tokens, n_layers, n_kv_heads, head_dim, bytes_per_value=2, system_tokens=0):
+    if n_layers <= 0 or n_kv_heads <= 0 or head_dim <= 0 or bytes_per_value <= 0:
+        raise ValueError("configuración")
+    for n in (system_tokens, *turn_tokens):
+        if n < 0 or int(n) != n:
+            raise ValueError("tokens")
+    gib_por_token = 2 * n_layers * n_kv_heads * head_dim * bytes_per_value / 1024**3
+    return [float(t * gib_por_token) for t in _acc(turn_tokens, initial=system_tokens)][1:]
+"""
+ALTERNATIVES["tipo_de_modelo"]["numbers.Integral sin bool"] = """
+import numbers as _numbers
+def recommend_model_type(turns, fine_tune=False, tools=False, reasoning=False):
+    if isinstance(turns, bool) or not isinstance(turns, _numbers.Integral) or turns < 1:
+        raise ValueError("turns")
+    for necesidad, tipo in ((fine_tune, "base"), (tools, "herramientas"), (reasoning, "razonamiento")):
+        if necesidad:
+            return tipo
+    return "instruido" if turns == 1 else "chat"
+"""
+ALTERNATIVES["cabe_en_gpu"]["en bytes, sin pasar a GB"] = """
+def fits_on_device(n_params, weight_bits, context, n_layers, n_kv_heads, head_dim, device_gb,
+                   kv_bytes=2, batch=1, reserve_gb=0.0):
+    if (n_params < 0 or weight_bits <= 0 or context < 0 or batch < 1 or kv_bytes <= 0 or device_gb <= 0
+            or reserve_gb < 0 or min(n_layers, n_kv_heads, head_dim) < 1):
+        raise ValueError("argumentos")
+    necesarios = n_params * weight_bits / 8 + 2 * n_layers * batch * context * n_kv_heads * head_dim * kv_bytes
+    return necesarios + reserve_gb * 1e9 <= device_gb * 1e9
+"""

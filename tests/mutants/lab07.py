@@ -457,7 +457,7 @@ HINTS = {
     "weight_memory": {
         "GiB instead of GB": "Parece que devuelves GiB cuando se piden GB: revisa la unidad (1 GB = 10**9 bytes).",
         "GB instead of GiB": "Parece que devuelves GB cuando se piden GiB: revisa la unidad (1 GiB = 2**30 bytes).",
-        "1024**3 for GB": "Parece que usas 1024**3 para los GB: los GB son decimales (10**9); 2**30 son GiB.",
+        "1024**3 for GB": "Parece que devuelves GiB cuando se piden GB: revisa la unidad (1 GB = 10**9 bytes).",
         "bits taken as bytes": "Parece que cuentas los bits como si fueran bytes: revisa la división entre 8.",
         "ignores unit": "Parece que no haces caso de la unidad que te piden: revisa el argumento de la unidad.",
         "no ValueError for a bad unit": "Parece que una unidad desconocida no lanza ValueError: revisa la validación.",
@@ -548,3 +548,110 @@ HINTS = {
         "returns an array": "Parece que devuelves un array: el error es un número (float).",
     },
 }
+
+
+# ----------------------------------------------------------------------------------------------
+# Audit by family (issue 26): written from the statements alone. Promised types (a tuple promised, a list
+# returned), exact half-steps and code boundaries, integer arithmetic where a float is promised, validation.
+# ----------------------------------------------------------------------------------------------
+
+MUTANTS["weight_memory"].update({
+    "bytes with integer division (//)": _memory(bytes="n_params * bits // 8"),
+    "accepts the unit in lower case": _memory(
+        check=("if unit.lower() not in ('gb', 'gib'):\n        raise ValueError('unit')\n"
+               "    if n_params < 0 or bits <= 0:\n        raise ValueError('n')\n    unit = {'gb': 'GB', 'gib': 'GiB'}[unit.lower()]")),
+    "accepts bits = 0": _memory(
+        check=("if unit not in ('GB', 'GiB'):\n        raise ValueError('unit')\n"
+               "    if n_params < 0 or bits < 0:\n        raise ValueError('n')")),
+    "an int for integer inputs": _memory(
+        ret=("(n_params * bits // 8) // (10**9 if unit == 'GB' else 2**30) if isinstance(n_params, int) "
+             "and isinstance(bits, int) else float(n_bytes / (1e9 if unit == 'GB' else 2**30))")),
+    "rejects n_params = 0": _memory(
+        check=("if unit not in ('GB', 'GiB'):\n        raise ValueError('unit')\n"
+               "    if n_params <= 0 or bits <= 0:\n        raise ValueError('n')")),
+})
+MUTANTS["quantize_int8"].update({
+    "returns a list [q, scale]": _int8(ret="[q, scale]"),
+})
+MUTANTS["quant_report"].update({
+    "mem ratio as an int": _report(mem="W.size * 4 // q.size"),
+    "squared norms": _report(rel="float(np.linalg.norm(exacto - W_hat @ x) ** 2 / np.linalg.norm(exacto) ** 2)"),
+})
+MUTANTS["quantize_rows"].update({
+    "returns a list [q, scales]": _rows(ret="[q, scales]"),
+    "rejects bits = 8 (range(2, 8))": _rows(check="if bits not in range(2, 8):\n        raise ValueError('bits')"),
+})
+MUTANTS["quantize_groups"].update({
+    "returns a list [q, scales]": _groups(ret="[q.reshape(m, n), scales]"),
+    "group_size = 0 divides by zero": _groups(check="if n % group_size != 0 or group_size < 1:\n        raise ValueError('group_size')"),
+})
+MUTANTS["quantize_affine"].update({
+    "returns a list [q, scale, zero_point]": _affine(ret="[q, scale, zero_point]"),
+    "codes from (w − lo) / scale": _affine(codes="np.clip(np.round((w - lo) / scale), 0, levels).astype(np.uint8)"),
+})
+MUTANTS["pack_q4_0"].update({
+    "codes with np.round (ties to even) instead of trunc(+8.5)": _pack(
+        codes="np.clip(np.round(x * (np.float32(1) / d)) + 8, 0, 15).astype(np.uint8)"),
+    "returns bytes, not an array": _pack(ret="np.concatenate([escala, nibbles]).astype(np.uint8).tobytes()"),
+    "m from the maximum, not the maximum |x|": _pack(m="x[np.argmax(x)]"),
+})
+
+_CLIP_TOO_WIDE = ("Parece que no recortas los códigos a [0, 2**bits − 1] (o recortas a 2**bits): un valor del borde "
+                  "superior pide el código 2**bits y, al convertir a uint8, da la vuelta.")
+HINTS["quantize_affine"] = {
+    "zero point truncated (int)": "Parece que truncas el punto cero con int(...): redondéalo al entero más cercano.",
+    "zero point with ceil": "Parece que redondeas el punto cero hacia arriba (ceil): va al entero más cercano.",
+    "zero point not rounded (float)": "Parece que el punto cero se queda sin redondear: es un int, round(−lo / scale).",
+    "zero point as a NumPy integer": "Parece que el punto cero es un entero de NumPy: conviértelo con int(...).",
+    "zero point as a float": "Parece que el punto cero es un float: debe ser un int de Python.",
+    "zero point rounded half up": "Parece que los empates del punto cero suben (4.5 → 5): van al par, como np.round (4.5 → 4).",
+    "zero point from the top of the range": "Parece que el punto cero sale de hi: es el código del 0, round(−lo / scale).",
+    "zero point subtracted": "Parece que restas el punto cero al cuantizar: q = round(w / scale) + zero_point.",
+    "clip to 2**bits (one too many)": _CLIP_TOO_WIDE,
+    "no clip": _CLIP_TOO_WIDE,
+    "clip to the signed range": "Parece que recortas al rango con signo (−128…127): los códigos afines van de 0 a 2**bits − 1.",
+    "clip after the uint8 cast": "Parece que recortas después de convertir a uint8: un 256 ya es 0 entonces; recorta antes.",
+    "codes as int8": "Parece que los códigos son int8: son sin signo, uint8.",
+    "codes as int64": "Parece que los códigos son int64: conviértelos a uint8.",
+    "codes as floats": "Parece que los códigos se quedan en float: conviértelos a uint8.",
+    "codes truncated": "Parece que truncas w / scale en lugar de redondearlo.",
+    "range without 0 (raw min and max)": "Parece que el rango no incluye el 0: lo = min(min(w), 0) y hi = max(max(w), 0).",
+    "symmetric range ±max|w|": "Parece que usas un rango simétrico ±max|w|: el afín va de lo a hi.",
+    "levels 2**bits": "Parece que usas 2**bits escalones: son 2**bits − 1.",
+    "levels of the signed grid": "Parece que usas los niveles de la rejilla simétrica (2**(bits−1) − 1): son 2**bits − 1.",
+    "ignores bits": "Parece que no haces caso de bits: los niveles dependen de los bits que te pasan.",
+    "no ValueError for bits": "Parece que unos bits fuera de 2…8 no lanzan ValueError: revisa la validación.",
+    "accepts non-integer bits": "Parece que aceptas unos bits no enteros (4.5): bits tiene que ser un int.",
+    "scale as a 0-d array": "Parece que la escala es un array de NumPy: devuélvela como float.",
+    "no special case for an all-zero tensor": "Parece que con un tensor de ceros divides por una escala 0: trata ese caso aparte.",
+    "returns (q, zero_point, scale)": "Parece que devuelves (q, zero_point, scale): el orden es (q, scale, zero_point).",
+    "modifies its input": "Parece que modificas la entrada: trabaja sobre una copia.",
+    "returns a list [q, scale, zero_point]": "Parece que devuelves una lista: devuelve la tupla (q, scale, zero_point).",
+    "codes from (w − lo) / scale": "Parece que calculas los códigos como round((w − lo) / scale): son round(w / scale) + zero_point.",
+}
+HINTS["weight_memory"].update({
+    "bytes with integer division (//)": "Parece que divides los bits entre 8 con //: usa /, el resultado es un float.",
+    "accepts the unit in lower case": "Parece que aceptas la unidad en minúsculas ('gb'): solo valen 'GB' y 'GiB'.",
+    "accepts bits = 0": "Parece que bits = 0 no lanza ValueError: los bits tienen que ser positivos.",
+    "an int for integer inputs": "Parece que con argumentos enteros devuelves un int: devuelve siempre un float.",
+    "rejects n_params = 0": "Parece que n_params = 0 lanza ValueError: cero pesos ocupan 0 GB, solo los negativos fallan.",
+})
+HINTS["quantize_int8"]["returns a list [q, scale]"] = "Parece que devuelves una lista: devuelve la tupla (q, scale)."
+HINTS["quant_report"].update({
+    "mem ratio as an int": "Parece que mem_ratio es un int: devuélvelo como float (4.0).",
+    "squared norms": "Parece que divides las normas al cuadrado: el error relativo usa las normas, sin elevar.",
+})
+HINTS["quantize_rows"].update({
+    "returns a list [q, scales]": "Parece que devuelves una lista: devuelve la tupla (q, scales).",
+    "rejects bits = 8 (range(2, 8))": "Parece que bits = 8 lanza ValueError: el rango válido es de 2 a 8, los dos incluidos.",
+})
+HINTS["quantize_groups"].update({
+    "returns a list [q, scales]": "Parece que devuelves una lista: devuelve la tupla (q, scales).",
+    "group_size = 0 divides by zero": "Parece que group_size = 0 divide por cero antes de lanzar ValueError: valida group_size < 1 primero.",
+})
+HINTS["pack_q4_0"].update({
+    "codes with np.round (ties to even) instead of trunc(+8.5)": (
+        "Parece que redondeas los códigos con np.round: Q4_0 usa trunc(x · id + 8.5), que sube los medios escalones."),
+    "returns bytes, not an array": "Parece que devuelves un objeto bytes: devuelve un array de NumPy de dtype uint8.",
+    "m from the maximum, not the maximum |x|": "Parece que m sale del máximo de x: es el peso de mayor |x|, con su signo.",
+})

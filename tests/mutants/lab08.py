@@ -431,3 +431,54 @@ def expected_tokens_per_pass(alpha, gamma):
         "no lanza ValueError": _deploy(check="False"),
     },
 }
+
+# --- Audit by family (issue 26): written from the statements alone. Promised types (a Python int, a float, a
+# tuple), integer inputs, boundaries, validation with non-integer or normalised values. ----------------------------
+MUTANTS["kv_cache_bytes"].update({
+    "devuelve un entero de NumPy": _kv("np.int64(2 * n_layers * batch * seq_len * n_kv_heads * head_dim * bytes_per_value)"),
+})
+MUTANTS["latencies"].update({
+    "acepta users = 0.5 (solo rechaza 0)": _lat(check="users == 0 or capacity_tok_s <= 0"),
+})
+MUTANTS["prefix_cache_savings"].update({
+    "acepta block_size = True": _prefix(check="not isinstance(block_size, int) or block_size < 1"),
+})
+MUTANTS["simulate_batching"].update({
+    "acepta el modo con mayúsculas («Static»)": _batch().replace(
+        '    if mode not in ("static", "continuous"):', '    mode = str(mode).lower()\n    if mode not in ("static", "continuous"):'),
+    "steps como float": _batch().replace('"steps": int(pasos)', '"steps": float(pasos)'),
+})
+MUTANTS["latency_percentiles"].update({
+    "enteros de NumPy con muestras enteras en posiciones exactas": """
+def latency_percentiles(samples, qs=(50, 95, 99)):
+    x = np.sort(np.asarray(samples))
+    if x.size == 0:
+        raise ValueError("mal")
+    res = {}
+    for q in qs:
+        pos = (x.size - 1) * q / 100
+        i = int(pos)
+        if pos == i:
+            res[q] = x[i]
+        else:
+            j = min(i + 1, x.size - 1)
+            res[q] = float(x[i] + (pos - i) * (x[j] - x[i]))
+    return res
+""",
+})
+MUTANTS["expected_tokens_per_pass"].update({
+    "γ + 1 como int con α = 1": _spec(at_one="gamma + 1"),
+})
+MUTANTS["choose_deployment"].update({
+    "acepta reserve_frac = 1": _deploy(check="weights_gb < 0 or kv_gb < 0 or device_gb <= 0 or not 0 <= reserve_frac <= 1"),
+})
+
+# Written hints where two mistakes behave alike on every input the checks can show (the others take the default
+# hint built from their Spanish name).
+_USERS = "Parece que un users menor que 1 (por ejemplo 0.5) no lanza ValueError: revisa la validación (users < 1)."
+_BLOCK = ("Parece que aceptas un block_size que no es un int (True o 16.0): valida con isinstance y excluye los "
+          "bool.")
+HINTS = {
+    "latencies": {"no lanza ValueError con users < 1": _USERS, "acepta users = 0.5 (solo rechaza 0)": _USERS},
+    "prefix_cache_savings": {"acepta un block_size no entero (16.0)": _BLOCK, "acepta block_size = True": _BLOCK},
+}

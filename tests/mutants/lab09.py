@@ -382,3 +382,25 @@ MUTANTS = {
         "sin ValueError": _type(check="pass"),
     },
 }
+
+# --- Audit by family (issue 26): written from the statements alone. A float promised and an int returned, a tuple
+# promised and a list returned, an EOS id of 0, boundaries (a context of 0), validation. ---------------------------
+MUTANTS["tokens_por_palabra"].update({
+    "0 tokens dan el int 0": _tpw(tpw="0 if n_tokens == 0 else float(n_tokens) / float(n_words)"),
+    "0 tok/s dan el int 0": _tpw(wps="0 if tokens_per_s == 0 else float(tokens_per_s) / float(tokens_per_word)"),
+})
+MUTANTS["bucle_con_paradas"].update({
+    "un EOS de id 0 se toma por «sin EOS»": _loop(
+        eos='if eos_id and token == eos_id:\n            return {"ids": generados, "stop_reason": "eos"}'),
+})
+MUTANTS["cabe_en_gpu"].update({
+    "rechaza un contexto de 0 tokens": _fit(
+        check=('if (n_params < 0 or weight_bits <= 0 or context <= 0 or batch < 1 or kv_bytes <= 0 or device_gb <= 0\n'
+               '            or reserve_gb < 0):\n        raise ValueError("mal")')),
+})
+MUTANTS["matriz_decision"].update({
+    "lista de listas en vez de tuplas": _score(ret="[list(par) for par in sorted(resultado, key=lambda par: (-par[1], par[0]))]"),
+})
+MUTANTS["kv_por_turnos"].update({
+    "devuelve una tupla": _growth(ret="tuple(crecimiento)"),
+})
