@@ -61,6 +61,45 @@ HEAVY = ("browser/", "test_wheel_install.py", "test_dist.py", "test_grading_oper
 # Files whose tests run notebooks in a Jupyter kernel (nbval's items get the mark too).
 NOTEBOOK_FILES = {"test_lab08_server_cleanup.py", "test_execute_labs.py", "test_wheel_install.py", "test_numerics.py"}
 
+# How `make` spreads the files over pytest-xdist's workers (`--dist loadfile --no-loadscope-reorder`): a file's
+# tests go to one worker together (its module fixtures run once), and the files listed together in SHARED go to
+# the same worker as one unit, because a session fixture serves them all (tests/classbatch.py: one grading batch
+# for the demo class and the hostile suite). Units are handed out in this order: first those of FIRST, the ones
+# that take minutes, longest first (seconds in the last fresh-clone CI run), so that none of them starts last
+# while the other worker idles; then the rest by number of tests, most first (xdist's own order).
+SHARED = {"class-batch": ("test_grading.py", "hostile/")}
+FIRST = (
+    "class-batch",                         # ~1,100 s: the demo class and every hostile case, one grade.py batch
+    "test_numerics.py",                    # ~350 s: nine notebooks twice under other numerics, a class graded
+    "browser/test_labs_in_jupyterlab.py",  # ~300 s: solved labs run from JupyterLab's menu
+    "test_dist.py",                        # ~230 s: the bundle built, an instructor environment, grading with it
+    "test_grading_dask.py",                # ~150 s
+    "test_lab_mutants.py", "test_mistakes_rates.py", "test_lab_alternatives.py",  # ~100 s each
+    "test_grading_resume.py", "test_grading_operations.py", "browser/test_hub.py", "test_grading_export.py",
+)
+
+
+def unit_of(nodeid: str) -> str:
+    """The scheduling unit of a test: its file (relative to tests/ for the suite's files), or its SHARED name."""
+    file = nodeid.split("::", 1)[0]
+    if not file.startswith("tests/"):
+        return file
+    rel = file[len("tests/"):]
+    return next((name for name, entries in SHARED.items() if _listed(rel, entries)), rel)
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadfile`, with the files of a SHARED unit on one worker together."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class UnitScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return unit_of(nodeid)
+
+    return UnitScheduling(config, log)
+
 
 def _listed(rel: str, entries) -> bool:
     """Whether a path relative to tests/ is one of the files, or inside one of the folders, of ``entries``."""
@@ -77,7 +116,9 @@ def layer_of(path: Path) -> str:
 
 
 def pytest_collection_modifyitems(config, items):
+    units = {}
     for item in items:
+        units[item] = unit_of(item.nodeid)
         path = Path(str(item.path))
         if not any(item.get_closest_marker(name) for name in LAYER_NAMES):
             item.add_marker(getattr(pytest.mark, layer_of(path)))
@@ -86,3 +127,11 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.heavy)
         if path.suffix == ".ipynb" or path.name in NOTEBOOK_FILES:
             item.add_marker(pytest.mark.notebooks)
+    # Scheduling order (see FIRST); a unit's tests stay together and in their order.
+    count, first_seen = {}, {}
+    for i, item in enumerate(items):
+        count[units[item]] = count.get(units[item], 0) + 1
+        first_seen.setdefault(units[item], i)
+    rank = {unit: FIRST.index(unit) if unit in FIRST else len(FIRST) for unit in count}
+    order = {item: i for i, item in enumerate(items)}
+    items.sort(key=lambda it: (rank[units[it]], -count[units[it]], first_seen[units[it]], order[it]))
