@@ -12,12 +12,3 @@ torch.set_num_threads(1)
 def _seed():
     torch.manual_seed(0)
     yield
-
-
-@pytest.fixture(scope="session")
-def class_batch(request, tmp_path_factory):
-    """One `grade.py` run for the demo class and the hostile suite (classbatch.py): what the session's selected
-    tests of tests/test_grading.py and tests/hostile/ need, graded once."""
-    import classbatch
-
-    return classbatch.run(request.session, tmp_path_factory)

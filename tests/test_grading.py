@@ -1,14 +1,14 @@
 """End-to-end grading with real nbgrader: the demo class, the solutions and the untouched release.
 
-One grading run (the session's `class_batch`, tests/classbatch.py, shared with the hostile suite) over a copy of
-course/submitted plus one extra "student" per lab: `zz_solucion` hands in the instructor's solution notebook and
-must get full marks. The demo class's `bruno_sin_tocar` hands in the untouched release, byte for byte, and must
-get 0.
+One grading run (module fixture) over a copy of course/submitted plus one extra "student" per
+lab: `zz_solucion` hands in the instructor's solution notebook and must get full marks. The demo
+class's `bruno_sin_tocar` hands in the untouched release, byte for byte, and must get 0.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import html
 import json
 import re
@@ -20,30 +20,37 @@ import pytest
 
 from labharness import REPO, labtools
 
-import classbatch
 import demo_class
 
 pytestmark = pytest.mark.slow
 LABS = labtools.lab_names()
 
 
+def _digest(folder):
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
 @pytest.fixture(scope="module")
-def graded(class_batch):
-    """The session's grading batch (classbatch.py): a copy of course/submitted plus `zz_solucion`, graded with
-    the hostile suite's cases in the same `grade.py` run when those are selected too."""
-    proc, root, results = class_batch["proc"], class_batch["root"], class_batch["results"]
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
-    # Handed-in files and labs/ are only read.
-    read_only = (str(class_batch["submitted"]), str(REPO / "course" / "submitted"), str(REPO / "labs"))
-    before = {p: d for p, d in class_batch["before"].items() if p.startswith(read_only)}
-    after = {p: d for p, d in class_batch["after"].items() if p.startswith(read_only)}
-    assert after == before
+def graded(tmp_path_factory):
+    base = tmp_path_factory.mktemp("grading")
+    submitted = base / "entregas"
+    shutil.copytree(REPO / "course" / "submitted", submitted)
+    for lab in LABS:
+        dest = submitted / "zz_solucion" / lab / f"{lab}.ipynb"
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(labtools.solution_path(lab), dest)
+    root = base / "curso"
+    before = (_digest(submitted), _digest(REPO / "labs"))
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "course" / "tools" / "grade.py"), "--submitted", str(submitted), "--root", str(root)],
+        capture_output=True, text=True,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (_digest(submitted), _digest(REPO / "labs")) == before  # handed-in files and labs/ are only read
+    report = json.loads((root / "grading_report.json").read_text())
+    results = {(r["student"], r["lab"]): r for r in report["results"]}
     return root, results, proc.stdout
-
-
-# The demo class and the instructor's notebook: the students whose results this file checks (the batch may
-# hold the hostile suite's students too).
-CLASS = sorted({s for lab in LABS for s in demo_class.load_spec(lab)}) + [classbatch.SOLUTION_STUDENT]
 
 
 def _auto_points(lab):
@@ -106,12 +113,8 @@ def test_class_analytics_report_beside_grades_csv(graded):
     rows = [Result.from_dict(r) for r in results.values()]
     for lab in LABS:
         stats = analytics.lab_stats(rows, lab)
-        # 9 students of the class, fede_roto's notebook cannot be read: 8 graded (plus the hostile suite's
-        # students of this lab with a score, when the batch holds them).
-        assert sum(1 for s in CLASS if results[(s, lab)]["score"] is not None) == 8
-        graded_here = sum(1 for (s, l), r in results.items() if l == lab and r["score"] is not None)
-        assert stats.graded == graded_here
-        assert f"<td>{lab[:5]}</td><td>{graded_here}</td><td>{analytics.number(stats.max_score)}</td>" \
+        assert stats.graded == 8  # 9 students, fede_roto's notebook cannot be read
+        assert f"<td>{lab[:5]}</td><td>8</td><td>{analytics.number(stats.max_score)}</td>" \
                f"<td>{analytics.number(stats.mean)}</td>" in page
         layout = analytics.layout_from_notebook(root / "release" / lab / f"{lab}.ipynb")
         for ex in analytics.exercise_stats(rows, lab, layout):
@@ -134,8 +137,8 @@ def test_feedback_never_shows_hidden_tests(graded, lab):
         if labtools.HIDDEN_BEGIN in cell.source:
             hidden_only |= {line.strip() for line in cell.source.split(labtools.HIDDEN_BEGIN, 1)[1].splitlines()
                             if len(line.strip()) >= 20}
-    files = sorted(p for s in CLASS for p in (root / "feedback" / s / lab).glob("*.html"))
-    assert len(files) >= sum(1 for s in CLASS if results[(s, lab)]["score"] is not None)
+    files = sorted((root / "feedback").glob(f"*/{lab}/*.html"))
+    assert len(files) >= sum(1 for (s, l), r in results.items() if l == lab and r["score"] is not None)
     for path in files:
         text = _visible_text(path)
         assert labtools.HIDDEN_BEGIN not in text

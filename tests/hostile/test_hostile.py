@@ -1,8 +1,6 @@
 """The hostile-submission suite: every case of cases.py graded by `grade.py` in one batch, with real jails.
 
-One batch per session (tests/classbatch.py, shared with the demo class of tests/test_grading.py) holds the selected
-cases plus, for every lab they use, the two honest controls (`control_full` is ana_correcta's notebook: where the
-demo class is in the batch, its result is hers, graded once). Each
+One batch per session holds the selected cases plus, for every lab they use, the two honest controls. Each
 case's outcome is checked against its `Expect`; around the batch the suite checks what must hold for all:
 
 - the batch finishes and the control student keeps full marks;
@@ -20,22 +18,29 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
+import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
-
-import classbatch
 
 from .cases import CASES, REPO, Lab, labtools
 
 BWRAP = shutil.which("bwrap")
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(BWRAP is None, reason="bubblewrap is not installed (make sysdeps installs it)")]
+# This run's jails get user ids of their own (grading/sandbox.py: jail_uids), so that jails of other graders
+# running on the same machine are not mistaken for ours.
+JAIL_BASE = (10 + os.getpid() % 1000) * 1_000_000
+JAIL_UIDS = range(JAIL_BASE, JAIL_BASE + 1_000_000)
 LABS = labtools.lab_names()
 BY_NAME = {c.name: c for c in CASES}
-CONTROLS = classbatch.CONTROLS
-JAIL_MEMORY_MIB = classbatch.JAIL_MEMORY_MIB
+CONTROLS = ("control_full", "control_wrong")
+JAIL_MEMORY_MIB = 2560  # the bound on a whole submission (fork_memory goes past it with libc-forked children)
 
 
 def _params():
@@ -46,12 +51,100 @@ def _params():
     return out
 
 
+def _plan(names: list[str]) -> dict[str, list[str]]:
+    """case name -> labs it runs on."""
+    chosen = os.environ.get("LLMLAB_HOSTILE_LABS", "")
+    every = chosen == "all"
+    labs = [lab for lab in chosen.split(",") if lab in LABS] or LABS  # e.g. one light lab: one reference run
+    plan, turn = {}, 0
+    for name in names:
+        if name in CONTROLS:
+            continue
+        if every:
+            plan[name] = list(LABS)
+        else:
+            plan[name] = [labs[turn % len(labs)]]
+            turn += 1
+    used = sorted({lab for labs in plan.values() for lab in labs}) or LABS[:1]
+    for name in CONTROLS:
+        plan[name] = used
+    return plan
+
+
+def _digest(paths) -> dict[str, str]:
+    out = {}
+    for base in paths:
+        for path in sorted(Path(base).rglob("*")):
+            if path.is_symlink():
+                out[str(path)] = "link:" + os.readlink(path)
+            elif path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
+                out[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+def _jail_processes() -> list[str]:
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                if entry.stat().st_uid in JAIL_UIDS:
+                    found.append(f"{entry.name}: {Path(entry.path, 'cmdline').read_bytes()[:120]!r}")
+            except OSError:
+                pass
+    return found
+
+
 @pytest.fixture(scope="module")
-def batch(class_batch):
-    """The session's grading batch (tests/classbatch.py): the selected cases and the controls, graded in the same
-    `grade.py` run as the demo class when tests/test_grading.py is selected too."""
-    info = {**class_batch, "labs": {name: Lab(name) for name in sorted({lab for labs in class_batch["plan"].values()
-                                                                         for lab in labs})}}
+def batch(request, tmp_path_factory):
+    # Notebook items (nbval) in the same session have no `module`: compare through getattr.
+    selected = sorted({item.callspec.params["name"] for item in request.session.items
+                       if getattr(getattr(item, "module", None), "__name__", None) == __name__
+                       and hasattr(item, "callspec")} | set(CONTROLS))
+    plan = _plan(selected)
+    base = tmp_path_factory.mktemp("hostil")
+    submitted, root, canary = base / "entregas", base / "curso", base / "canario"
+    canary.mkdir()
+    (canary / "gradebook.db").write_bytes(b"canary")
+    (canary / "notas.csv").write_text("alumno,nota\nx,1\n")
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    ctx = {"port": listener.getsockname()[1], "root": str(root), "submitted": str(submitted)}
+    labs = {name: Lab(name) for name in sorted({lab for labs in plan.values() for lab in labs})}
+    for name, case_labs in plan.items():
+        for lab in case_labs:
+            folder = submitted / BY_NAME[name].student / lab
+            folder.mkdir(parents=True)
+            for rel, data in BY_NAME[name].build(labs[lab], ctx).items():
+                if isinstance(data, tuple) and data[0] == "symlink":
+                    (folder / rel).symlink_to(data[1])
+                elif isinstance(data, tuple) and data[0] == "dir":
+                    (folder / rel).mkdir()
+                else:
+                    (folder / rel).write_bytes(data)
+    watched = [REPO / "course" / "submitted", REPO / "course" / "demo", REPO / "solutions", REPO / "labs",
+               REPO / "llmlab", submitted, canary]
+    before = _digest(watched)
+    start = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "course" / "tools" / "grade.py"), "--submitted", str(submitted), "--root",
+         str(root), "--labs", *labs, "--cell-timeout", "10", "--total-timeout", "300", "--memory", "2048",
+         "--jail-memory", str(JAIL_MEMORY_MIB)],
+        capture_output=True, text=True, timeout=3600, env=dict(os.environ, LLMLAB_JAIL_UID_BASE=str(JAIL_BASE)),
+    )
+    seconds = time.monotonic() - start
+    listener.close()
+    outputs_after_grading = {p: hashlib.sha256(p.read_bytes()).hexdigest()
+                             for p in (root / "grades.csv", root / "gradebook.db", root / "grading_report.json")
+                             if p.exists()}
+    time.sleep(12)  # the background case's child would strike 8 s after it started
+    # Read even after a failed run: what was graded is still checked case by case (test_the_batch_finishes fails).
+    path = root / "grading_report.json"
+    report = json.loads(path.read_text()) if path.exists() else {"results": []}
+    results = {(r["student"], r["lab"]): r for r in report["results"]}
+    info = {"proc": proc, "root": root, "submitted": submitted, "plan": plan, "results": results,
+            "before": before, "after": _digest(watched), "seconds": seconds, "survivors": _jail_processes(),
+            "outputs_after_grading": outputs_after_grading, "labs": labs}
     _write_table(info)
     return info
 
