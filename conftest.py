@@ -61,15 +61,14 @@ HEAVY = ("browser/", "test_wheel_install.py", "test_dist.py", "test_grading_oper
 # Files whose tests run notebooks in a Jupyter kernel (nbval's items get the mark too).
 NOTEBOOK_FILES = {"test_lab08_server_cleanup.py", "test_execute_labs.py", "test_wheel_install.py", "test_numerics.py"}
 
-# How `make` spreads the files over pytest-xdist's workers (`--dist loadfile --no-loadscope-reorder`): a file's
-# tests go to one worker together (its module fixtures run once), and the files listed together in SHARED go to
-# the same worker as one unit, because a session fixture serves them all (tests/classbatch.py: one grading batch
-# for the demo class and the hostile suite). Units are handed out in this order: first those of FIRST, the ones
-# that take minutes, longest first (seconds in the last fresh-clone CI run), so that none of them starts last
-# while the other worker idles; then the rest by number of tests, most first (xdist's own order).
-SHARED = {"class-batch": ("test_grading.py", "hostile/")}
+# The order in which pytest-xdist hands the files out (`make`: `--dist loadfile --no-loadscope-reorder`; a file's
+# tests go to one worker together, so its module fixtures run once): first those of FIRST, the ones that take
+# minutes, longest first (seconds in the last fresh-clone CI run, build log of `--durations`), so that none of them
+# starts last while the other worker idles; then the rest by number of tests, most first (xdist's own order). The
+# two grading batches come first, one per worker.
 FIRST = (
-    "class-batch",                         # ~1,100 s: the demo class and every hostile case, one grade.py batch
+    "test_grading.py",                     # ~660 s: the demo class graded (a module fixture)
+    "hostile/test_hostile.py",             # ~610 s: every hostile case in one grading batch
     "test_numerics.py",                    # ~350 s: nine notebooks twice under other numerics, a class graded
     "browser/test_labs_in_jupyterlab.py",  # ~300 s: solved labs run from JupyterLab's menu
     "test_dist.py",                        # ~230 s: the bundle built, an instructor environment, grading with it
@@ -80,25 +79,9 @@ FIRST = (
 
 
 def unit_of(nodeid: str) -> str:
-    """The scheduling unit of a test: its file (relative to tests/ for the suite's files), or its SHARED name."""
+    """The file of a test, relative to tests/ for the suite's files (as FIRST names them)."""
     file = nodeid.split("::", 1)[0]
-    if not file.startswith("tests/"):
-        return file
-    rel = file[len("tests/"):]
-    return next((name for name, entries in SHARED.items() if _listed(rel, entries)), rel)
-
-
-def pytest_xdist_make_scheduler(config, log):
-    """`--dist loadfile`, with the files of a SHARED unit on one worker together."""
-    if config.getvalue("dist") != "loadfile":
-        return None
-    from xdist.scheduler import LoadFileScheduling
-
-    class UnitScheduling(LoadFileScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            return unit_of(nodeid)
-
-    return UnitScheduling(config, log)
+    return file[len("tests/"):] if file.startswith("tests/") else file
 
 
 def _listed(rel: str, entries) -> bool:
@@ -127,7 +110,7 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.heavy)
         if path.suffix == ".ipynb" or path.name in NOTEBOOK_FILES:
             item.add_marker(pytest.mark.notebooks)
-    # Scheduling order (see FIRST); a unit's tests stay together and in their order.
+    # Scheduling order (see FIRST); a file's tests stay together and in their order.
     count, first_seen = {}, {}
     for i, item in enumerate(items):
         count[units[item]] = count.get(units[item], 0) + 1
