@@ -91,9 +91,10 @@ grades: $(VENV)/.installed
 # and the slow hostile ones; test-all (CI): everything.
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with course/nbval_sanitize.cfg --nbval-cell-timeout=600
 # Test files run side by side on up to four cores (pytest-xdist; a file's tests stay on one worker, so module
-# fixtures such as the demo class's grading run once). WORKERS=0 runs everything in one process.
+# fixtures such as the demo class's grading run once; the files that take minutes start first, longest first:
+# conftest.py's FIRST). WORKERS=0 runs everything in one process.
 WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); [ $$n -gt 4 ] && n=4; echo $$n)
-PARALLEL := $(if $(filter 0,$(WORKERS)),,-n $(WORKERS) --dist loadfile)
+PARALLEL := $(if $(filter 0,$(WORKERS)),,-n $(WORKERS) --dist loadfile --no-loadscope-reorder)
 test-fast: $(VENV)/.installed
 	$(PY) -m pytest $(PARALLEL) -m "(unit or parity) and not hostile" $(PYTEST_ARGS)
 

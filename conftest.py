@@ -61,6 +61,28 @@ HEAVY = ("browser/", "test_wheel_install.py", "test_dist.py", "test_grading_oper
 # Files whose tests run notebooks in a Jupyter kernel (nbval's items get the mark too).
 NOTEBOOK_FILES = {"test_lab08_server_cleanup.py", "test_execute_labs.py", "test_wheel_install.py", "test_numerics.py"}
 
+# The order in which pytest-xdist hands the files out (`make`: `--dist loadfile --no-loadscope-reorder`; a file's
+# tests go to one worker together, so its module fixtures run once): first those of FIRST, the ones that take
+# minutes, longest first (seconds in the last fresh-clone CI run, build log of `--durations`), so that none of them
+# starts last while the other worker idles; then the rest by number of tests, most first (xdist's own order). The
+# two grading batches come first, one per worker.
+FIRST = (
+    "test_grading.py",                     # ~660 s: the demo class graded (a module fixture)
+    "hostile/test_hostile.py",             # ~610 s: every hostile case in one grading batch
+    "test_numerics.py",                    # ~350 s: nine notebooks twice under other numerics, a class graded
+    "browser/test_labs_in_jupyterlab.py",  # ~300 s: solved labs run from JupyterLab's menu
+    "test_dist.py",                        # ~230 s: the bundle built, an instructor environment, grading with it
+    "test_grading_dask.py",                # ~150 s
+    "test_lab_mutants.py", "test_mistakes_rates.py", "test_lab_alternatives.py",  # ~100 s each
+    "test_grading_resume.py", "test_grading_operations.py", "browser/test_hub.py", "test_grading_export.py",
+)
+
+
+def unit_of(nodeid: str) -> str:
+    """The file of a test, relative to tests/ for the suite's files (as FIRST names them)."""
+    file = nodeid.split("::", 1)[0]
+    return file[len("tests/"):] if file.startswith("tests/") else file
+
 
 def _listed(rel: str, entries) -> bool:
     """Whether a path relative to tests/ is one of the files, or inside one of the folders, of ``entries``."""
@@ -77,7 +99,9 @@ def layer_of(path: Path) -> str:
 
 
 def pytest_collection_modifyitems(config, items):
+    units = {}
     for item in items:
+        units[item] = unit_of(item.nodeid)
         path = Path(str(item.path))
         if not any(item.get_closest_marker(name) for name in LAYER_NAMES):
             item.add_marker(getattr(pytest.mark, layer_of(path)))
@@ -86,3 +110,11 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.heavy)
         if path.suffix == ".ipynb" or path.name in NOTEBOOK_FILES:
             item.add_marker(pytest.mark.notebooks)
+    # Scheduling order (see FIRST); a file's tests stay together and in their order.
+    count, first_seen = {}, {}
+    for i, item in enumerate(items):
+        count[units[item]] = count.get(units[item], 0) + 1
+        first_seen.setdefault(units[item], i)
+    rank = {unit: FIRST.index(unit) if unit in FIRST else len(FIRST) for unit in count}
+    order = {item: i for i, item in enumerate(items)}
+    items.sort(key=lambda it: (rank[units[it]], -count[units[it]], first_seen[units[it]], order[it]))
