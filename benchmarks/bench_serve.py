@@ -279,7 +279,7 @@ def rss_mb(pid: int) -> float:
 def bench_load(clients: int, duration_s: float, max_tokens: int, soak_minutes: float) -> None:
     print(f"\n5) load test: python -m llmlab serve --model es-chat on loopback; {clients} concurrent streaming chat "
           f"clients for {duration_s:.0f} s, max_tokens {max_tokens}, greedy")
-    with launch("es-chat", max_num_seqs=max(32, clients), max_waiting=4 * clients) as server:
+    with launch("es-chat", max_num_seqs=max(32, clients), max_waiting=4 * clients, env=_thread_env()) as server:
         run_load(server.url, clients=4, max_requests=8, duration_s=None, max_tokens=4)  # warm-up
         rss0 = rss_mb(server.pid)
         report = run_load(server.url, clients=clients, duration_s=duration_s, max_tokens=max_tokens)
@@ -342,6 +342,12 @@ def bench_hf(batches, new_tokens: int, rounds: int) -> None:
         print(f"{batch:5d} {tokens / best_engine:13.0f} {tokens / best_hf:9.0f} {best_hf / best_engine:10.2f}")
 
 
+def _thread_env() -> dict[str, str]:
+    """The environment of a launched server: as many torch threads as this process (a fair comparison)."""
+    n = str(torch.get_num_threads())
+    return {"OMP_NUM_THREADS": n, "MKL_NUM_THREADS": n}
+
+
 def bench_server_vs_engine(clients: int, max_tokens: int, requests: int) -> None:
     from llmlab.serve.loadgen import DEFAULT_PROMPTS
 
@@ -355,7 +361,7 @@ def bench_server_vs_engine(clients: int, max_tokens: int, requests: int) -> None
     offline = requests * max_tokens / (time.perf_counter() - t0)
     print(f"\n8) server vs offline engine: {requests} requests of {max_tokens} tokens (ignore_eos), "
           f"{clients} at a time, greedy")
-    with launch("es-chat", max_num_seqs=clients, max_waiting=4 * clients) as server:
+    with launch("es-chat", max_num_seqs=clients, max_waiting=4 * clients, env=_thread_env()) as server:
         run_load(server.url, clients=4, max_requests=8, duration_s=None, max_tokens=4)  # warm-up
         report = run_load(server.url, clients=clients, max_requests=requests, duration_s=None, max_tokens=max_tokens,
                           ignore_eos=True)
