@@ -131,6 +131,7 @@ class DecodeView:
         self.tables: list[list[int]] = []
         self.where: dict[Hashable, int] = {}
         self.width = 0
+        self.positions: torch.Tensor | None = None  # arange(width * block_size), kept for the masks
         self.pending = False  # a step prepared the view and has not written every layer yet
 
     @property
@@ -332,7 +333,7 @@ class PagedBatch:
         rows, stale = view.prepare(singles, others)
         slots_per_row = view.width * bs
         self._view_identity = rows == list(range(view.n_rows))
-        self._view_rows = torch.tensor(rows, dtype=torch.long, device=device)
+        self._view_rows = None if self._view_identity else torch.tensor(rows, dtype=torch.long, device=device)
         self._view_slots = torch.tensor([r * slots_per_row + seg.start for r, seg in zip(rows, singles)],
                                         dtype=torch.long, device=device)
         self._stale = None
@@ -341,9 +342,10 @@ class PagedBatch:
             src = [b for r in stale for b in view.tables[r]]
             self._stale = (torch.tensor(dst, dtype=torch.long, device=device),
                            torch.tensor(src, dtype=torch.long, device=device))
-        keys = torch.arange(slots_per_row, device=device)
+        if view.positions is None or view.positions.numel() != slots_per_row:
+            view.positions = torch.arange(slots_per_row, device=device)
         length = torch.tensor(view.lengths, device=device)
-        self._view_mask = (keys[None, :] < length[:, None])[None, :, None, :]  # [1, rows, 1, width * bs]
+        self._view_mask = (view.positions[None, :] < length[:, None])[None, :, None, :]  # [1, rows, 1, width * bs]
 
     def _attend_view(self, layer: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         """Decode attention over the ``DecodeView``: ``[n_heads, B, d]`` for the step's decode tokens."""
