@@ -345,7 +345,10 @@ class PagedBatch:
         if view.positions is None or view.positions.numel() != slots_per_row:
             view.positions = torch.arange(slots_per_row, device=device)
         length = torch.tensor(view.lengths, device=device)
-        self._view_mask = (view.positions[None, :] < length[:, None])[None, :, None, :]  # [1, rows, 1, width * bs]
+        hidden = (view.positions[None, :] >= length[:, None])[None, :, None, :]  # [1, rows, 1, width * bs]
+        # As an additive mask (0 or -inf): what SDPA turns a boolean one into, in every layer; here once.
+        self._view_mask = torch.zeros(hidden.shape, dtype=cache.keys[0].dtype, device=device).masked_fill_(
+            hidden, float("-inf"))
 
     def _attend_view(self, layer: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         """Decode attention over the ``DecodeView``: ``[n_heads, B, d]`` for the step's decode tokens."""
