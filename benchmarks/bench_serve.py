@@ -279,7 +279,7 @@ def rss_mb(pid: int) -> float:
 def bench_load(clients: int, duration_s: float, max_tokens: int, soak_minutes: float) -> None:
     print(f"\n5) load test: python -m llmlab serve --model es-chat on loopback; {clients} concurrent streaming chat "
           f"clients for {duration_s:.0f} s, max_tokens {max_tokens}, greedy")
-    with launch("es-chat", max_num_seqs=max(32, clients), max_waiting=4 * clients) as server:
+    with launch("es-chat", max_num_seqs=max(32, clients), max_waiting=4 * clients, env=_thread_env()) as server:
         run_load(server.url, clients=4, max_requests=8, duration_s=None, max_tokens=4)  # warm-up
         rss0 = rss_mb(server.pid)
         report = run_load(server.url, clients=clients, duration_s=duration_s, max_tokens=max_tokens)
@@ -316,8 +316,8 @@ def bench_hf(batches, new_tokens: int, rounds: int) -> None:
     hf = to_hf(model).eval()
     pad = tok.pad_id if tok.pad_id is not None else 0
     print(f"\n7) engine vs HF generate batched: es-chat, greedy, {new_tokens} new tokens per sequence, "
-          f"best of {rounds}")
-    print(f"{'batch':>5s} {'engine tok/s':>13s} {'HF tok/s':>9s} {'engine/HF':>10s}")
+          f"best of {rounds} (wall clock; and this thread's CPU time, steadier when others share the machine)")
+    print(f"{'batch':>5s} {'engine tok/s':>13s} {'HF tok/s':>9s} {'engine/HF':>10s} {'by CPU time':>15s}")
     for batch in batches:
         prompts = _chat_prompts(tok, batch)
         width = max(map(len, prompts))
@@ -328,40 +328,52 @@ def bench_hf(batches, new_tokens: int, rounds: int) -> None:
         engine.generate(prompts[:2], replace(params, max_tokens=4))
         with torch.inference_mode():
             hf.generate(ids[:2], attention_mask=mask[:2], max_new_tokens=4, do_sample=False, pad_token_id=pad)
-        best_engine = best_hf = float("inf")
+        best_engine = best_hf = cpu_engine = cpu_hf = float("inf")
         for _ in range(rounds):  # interleaved: both see the same machine load
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.thread_time()
             engine.generate(prompts, params)
             best_engine = min(best_engine, time.perf_counter() - t0)
-            t0 = time.perf_counter()
+            cpu_engine = min(cpu_engine, time.thread_time() - c0)
+            t0, c0 = time.perf_counter(), time.thread_time()
             with torch.inference_mode():
                 hf.generate(ids, attention_mask=mask, max_new_tokens=new_tokens, min_new_tokens=new_tokens,
                             do_sample=False, pad_token_id=pad)
             best_hf = min(best_hf, time.perf_counter() - t0)
+            cpu_hf = min(cpu_hf, time.thread_time() - c0)
         tokens = batch * new_tokens
-        print(f"{batch:5d} {tokens / best_engine:13.0f} {tokens / best_hf:9.0f} {best_hf / best_engine:10.2f}")
+        print(f"{batch:5d} {tokens / best_engine:13.0f} {tokens / best_hf:9.0f} {best_hf / best_engine:10.2f} "
+              f"{cpu_hf / cpu_engine:15.2f}")
 
 
-def bench_server_vs_engine(clients: int, max_tokens: int, requests: int) -> None:
-    from llmlab.serve.loadgen import DEFAULT_PROMPTS
+def _thread_env() -> dict[str, str]:
+    """The environment of a launched server: as many torch threads as this process (a fair comparison)."""
+    n = str(torch.get_num_threads())
+    return {"OMP_NUM_THREADS": n, "MKL_NUM_THREADS": n}
 
+
+def bench_server_vs_engine(clients: int, max_tokens: int, requests: int, rounds: int) -> None:
     model, tok = pretrained.load("es-chat")
     prompts = _chat_prompts(tok, requests)
-    engine = Engine(model, tok, max_num_seqs=clients)
     params = SamplingParams(max_tokens=max_tokens, temperature=0)
-    engine.generate(prompts[:2], replace(params, max_tokens=4))
-    t0 = time.perf_counter()
-    engine.generate(prompts, params)  # all queued at once; at most `clients` run together
-    offline = requests * max_tokens / (time.perf_counter() - t0)
     print(f"\n8) server vs offline engine: {requests} requests of {max_tokens} tokens (ignore_eos), "
-          f"{clients} at a time, greedy")
-    with launch("es-chat", max_num_seqs=clients, max_waiting=4 * clients) as server:
+          f"{clients} at a time, greedy; server and engine {torch.get_num_threads()} torch thread(s) each, "
+          f"alternating, best of {rounds}")
+    best_offline = best_served = 0.0
+    failures = 0
+    with launch("es-chat", max_num_seqs=clients, max_waiting=4 * clients, env=_thread_env()) as server:
         run_load(server.url, clients=4, max_requests=8, duration_s=None, max_tokens=4)  # warm-up
-        report = run_load(server.url, clients=clients, max_requests=requests, duration_s=None, max_tokens=max_tokens,
-                          ignore_eos=True)
-    served = report.throughput_tokens_per_s
-    print(f"offline engine {offline:.0f} tok/s, server {served:.0f} tok/s ({report.failures} failures): "
-          f"server/engine {served / offline:.2f}")
+        for _ in range(rounds):  # the server idles while the engine runs here, and the other way round
+            engine = Engine(model, tok, max_num_seqs=clients)
+            engine.generate(prompts[:2], replace(params, max_tokens=4))
+            t0 = time.perf_counter()
+            engine.generate(prompts, params)  # all queued at once; at most `clients` run together
+            best_offline = max(best_offline, requests * max_tokens / (time.perf_counter() - t0))
+            report = run_load(server.url, clients=clients, max_requests=requests, duration_s=None,
+                              max_tokens=max_tokens, ignore_eos=True)
+            failures += report.failures
+            best_served = max(best_served, report.throughput_tokens_per_s)
+    print(f"offline engine {best_offline:.0f} tok/s, server {best_served:.0f} tok/s ({failures} failures): "
+          f"server/engine {best_served / best_offline:.2f}")
 
 
 def main() -> None:
@@ -396,7 +408,8 @@ def main() -> None:
         bench_hf(batches=(1, 16) if args.quick else (1, 4, 16, 64), new_tokens=32 if args.quick else 64,
                  rounds=1 if args.quick else 3)
     if "server" in only:
-        bench_server_vs_engine(clients=16, max_tokens=32 if args.quick else 64, requests=32 if args.quick else 96)
+        bench_server_vs_engine(clients=16, max_tokens=32 if args.quick else 64, requests=32 if args.quick else 96,
+                               rounds=1 if args.quick else 3)
     if "load" in only:
         bench_load(clients=16 if args.quick else 64, duration_s=5 if args.quick else 60, max_tokens=32,
                    soak_minutes=10 if args.soak else 0)

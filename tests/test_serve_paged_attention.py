@@ -117,3 +117,62 @@ def test_block_bytes_is_the_vllm_formula():
     c = model.config
     assert PagedKVCache.block_bytes(model, 16) == 2 * c.n_layers * 16 * c.n_kv_heads * c.head_dim * 4
     assert PagedKVCache.for_model(model, 3, 16).nbytes == 3 * PagedKVCache.block_bytes(model, 16)
+
+
+def test_the_decode_view_gives_the_logits_of_the_gather_through_block_tables():
+    """Sequences join, leave, grow past a block, get a new block table, are recomputed: at every step
+    the batch that keeps its gathered keys (``seq_id``) gives the logits of the one that gathers them
+    again, and a batch without ``seq_id`` empties the view."""
+    model = _model(n_kv_heads=2)
+    tracked = PagedKVCache.for_model(model, num_blocks=64, block_size=4)
+    plain = PagedKVCache.for_model(model, num_blocks=64, block_size=4)
+    g = torch.Generator().manual_seed(7)
+    free = list(range(63, -1, -1))
+    live = {}  # seq_id -> (tokens, block table, tokens in the cache)
+
+    def new_sequence(seq_id, n):
+        live[seq_id] = (torch.randint(0, 97, (n,), generator=g).tolist(), [], 0)
+
+    def run(plan, use_ids=True):
+        segments = []
+        for seq_id, n_new in plan:
+            tokens, table, done = live[seq_id]
+            tokens = tokens + torch.randint(0, 97, (max(0, done + n_new - len(tokens)),), generator=g).tolist()
+            while len(table) * 4 < done + n_new:
+                table.append(free.pop())
+            live[seq_id] = (tokens, table, done + n_new)
+            segments.append((tokens[done:done + n_new], done, list(table), seq_id))
+        outs = []
+        for cache, ids in ((tracked, use_ids), (plain, False)):
+            batch = PagedBatch(cache, [Segment(t, s, tb, seq_id=q if ids else None) for t, s, tb, q in segments])
+            with torch.no_grad():
+                outs.append(model(batch.input_ids, cache=batch)[0])
+        torch.testing.assert_close(outs[0], outs[1], atol=1e-5, rtol=1e-4)
+        return outs[0]
+
+    for seq_id, n in (("a", 5), ("b", 3), ("c", 9)):
+        new_sequence(seq_id, n)
+    run([("a", 5), ("b", 3), ("c", 9)])
+    for _ in range(6):  # plain decoding; "a" crosses into a new block
+        run([("a", 1), ("b", 1), ("c", 1)])
+    assert tracked.decode_view.n_rows == 3
+    del live["b"]  # "b" leaves, "d" prefills and then takes its row
+    new_sequence("d", 6)
+    run([("a", 1), ("c", 1), ("d", 6)])
+    run([("c", 1), ("a", 1), ("d", 1)])  # another order
+    tokens, table, done = live["a"]  # the last block of "a" is replaced by another one, with other keys
+    fresh = free.pop()
+    for layer in range(model.config.n_layers):
+        noise = torch.randn(tracked.keys[layer][:, fresh].shape, generator=g)
+        for c in (tracked, plain):
+            c.keys[layer][:, fresh] = c.keys[layer][:, table[-1]] + noise
+            c.values[layer][:, fresh] = c.values[layer][:, table[-1]] - noise
+    table[-1] = fresh
+    run([("a", 1), ("c", 1), ("d", 1)])
+    live["c"] = (live["c"][0], live["c"][1], 4)  # "c" recomputes its last tokens (a multi-token chunk)
+    run([("a", 1), ("c", len(live["c"][0]) - 4), ("d", 1)])
+    for _ in range(3):
+        run([("a", 1), ("c", 1), ("d", 1)])
+    run([("a", 1), ("c", 1)], use_ids=False)
+    assert tracked.decode_view.n_rows == 0
+    run([("a", 1), ("c", 1), ("d", 1)])

@@ -328,3 +328,67 @@ def test_load_of_64_streaming_clients_has_no_failures(server):
     summary = report.summary()
     assert summary["ttft_p50_ms"] <= summary["ttft_p95_ms"] <= summary["ttft_p99_ms"]
     _assert_healthy(server)
+
+
+def _outputs(texts):
+    from llmlab.serve.request import RequestOutput
+
+    return [RequestOutput(request_id="r", new_token_ids=(i,), num_output_tokens=i + 1, text=text,
+                          finished=i == len(texts) - 1, finish_reason="length" if i == len(texts) - 1 else None,
+                          error=None, num_prompt_tokens=3) for i, text in enumerate(texts)]
+
+
+class _LaggingStream:
+    """A request stream whose consumer fell behind: everything after the first output has already arrived."""
+
+    def __init__(self, outputs, lagging=True):
+        self.outputs, self.lagging = list(outputs), lagging
+
+    def __aiter__(self):
+        return self
+
+    async def __anext__(self):
+        if not self.outputs:
+            raise StopAsyncIteration
+        return self.outputs.pop(0)
+
+    def ready(self):
+        if not self.lagging:
+            return []
+        ready, self.outputs = self.outputs, []
+        return ready
+
+    async def aclose(self):
+        pass
+
+
+def test_a_stream_that_fell_behind_sends_what_arrived_as_one_chunk_with_the_same_text():
+    from llmlab.serve.responses import Answer
+
+    texts = ["Ho", "Hola", "Hola, ", "Hola, mundo"]
+
+    async def events(stream):
+        answer = Answer(request_id="c", model_name="m", fingerprint="f", tokenizer=None, chat=True, logprobs=False,
+                        streams=[stream])
+        return [e async for e in answer.events(include_usage=False)]
+
+    def deltas(lagging):
+        sent = asyncio.run(events(_LaggingStream(_outputs(texts), lagging)))
+        assert sent[-1] == "data: [DONE]\n\n"
+        chunks = [json.loads(e[len("data: "):]) for e in sent[:-1]]
+        assert chunks[-1]["choices"][0]["finish_reason"] == "length"
+        return [c["choices"][0]["delta"].get("content") for c in chunks]
+
+    assert deltas(lagging=False) == ["", "Ho", "la", ", ", "mundo", None]  # the role, one per output, the end
+    assert deltas(lagging=True) == ["", "Hola, mundo", None]  # everything that had arrived, at once
+
+
+def test_a_text_chunk_from_its_template_is_the_chunk_encoded_whole():
+    from llmlab.serve.responses import Answer
+
+    for chat in (True, False):
+        answer = Answer(request_id="c", model_name="m", fingerprint="f", tokenizer=None, chat=chat, logprobs=False,
+                        streams=[])
+        for text in ("hola", 'ñ"\\\n', "", "\x00"):
+            for usage in (True, False):
+                assert answer._text_chunk(1, text, usage) == answer._chunk(1, text, include_usage=usage)

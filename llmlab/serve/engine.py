@@ -302,8 +302,8 @@ class Engine:
         """One forward pass, then one token for every segment that reached its request's end."""
         wants = ["last" if seg.samples else None for seg in segments]
         logits, spans = self.runner.run_rows(
-            [Segment(seg.request.token_ids[seg.start:seg.end], seg.start, seg.request.block_table)
-             for seg in segments], wants)
+            [Segment(seg.request.token_ids[seg.start:seg.end], seg.start, seg.request.block_table,
+                     seq_id=seg.request.request_id) for seg in segments], wants)
         now = time.perf_counter()
         for seg in segments:
             seg.request.num_computed = seg.end

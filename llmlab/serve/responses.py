@@ -27,6 +27,7 @@ from .request import RequestOutput, TokenLogprob
 
 __all__ = ["Answer", "merge_streams"]
 
+_MARKER = "\x00llmlab-text\x00"  # stands for a chunk's text in its template (never in real text: NUL)
 DISCONNECT_POLL_S = 0.1  # how often a waiting non-streaming request checks that its client is still there
 
 
@@ -105,6 +106,7 @@ class Answer:
         self.tokenizer, self.chat, self.logprobs = tokenizer, chat, logprobs
         self.streams = streams
         self.created = int(time.time())
+        self._templates: dict[tuple[int, bool], tuple[str, str]] = {}
 
     def _logprobs(self, entries: Sequence[TokenLogprob]) -> dict[str, Any] | None:
         if not self.logprobs:
@@ -173,6 +175,15 @@ class Answer:
             event["usage"] = None
         return f"data: {json.dumps(event, ensure_ascii=False)}\n\n"
 
+    def _text_chunk(self, index: int, text: str, include_usage: bool) -> str:
+        """``_chunk(index, text)`` without logprobs, from a template: only the text is encoded per token."""
+        template = self._templates.get((index, include_usage))
+        if template is None:
+            marker = json.dumps(_MARKER, ensure_ascii=False)
+            head, tail = self._chunk(index, _MARKER, include_usage=include_usage).split(marker)
+            template = self._templates[(index, include_usage)] = (head, tail)
+        return template[0] + json.dumps(text, ensure_ascii=False) + template[1]
+
     async def events(self, include_usage: bool) -> AsyncIterator[str]:
         """Server-sent events: the chunks, then ``data: [DONE]``."""
         n = len(self.streams)
@@ -186,8 +197,15 @@ class Answer:
                     yield self._chunk(i, None, first=True, include_usage=include_usage)
             async for i, output in merged:
                 pending[i].extend(output.new_logprobs)
+                ready = getattr(self.streams[i], "ready", None) if n == 1 else None
+                if ready is not None and not output.finished:
+                    for later in ready():  # arrived while this loop was busy: one chunk for all of them
+                        pending[i].extend(later.new_logprobs)
+                        output = later
                 if len(output.text) > sent[i] or (pending[i] and output.finished):
-                    yield self._chunk(i, output.text[sent[i]:], entries=pending[i], include_usage=include_usage)
+                    text = output.text[sent[i]:]
+                    yield (self._chunk(i, text, entries=pending[i], include_usage=include_usage) if pending[i]
+                           else self._text_chunk(i, text, include_usage))
                     sent[i], pending[i] = len(output.text), []
                 if output.finished:
                     finished[i] = output
