@@ -1542,7 +1542,7 @@ with torch.no_grad():
     logits_i8 = modelo(ids_val[None, :256], cache=cache_i8)
 cambio_logits = float((logits_i8 - logits_ref).norm() / logits_ref.norm())
 print(f"caché de 256 tokens: float32 {fmt_int(cache_f32.nbytes)} bytes, int8 {fmt_int(cache_i8.nbytes)} bytes "
-      f"({cache_f32.nbytes / cache_i8.nbytes:.2f}× menos); cambio relativo de los logits: {cambio_logits:.5f}")
+      f"({cache_f32.nbytes / cache_i8.nbytes:.2f}× menos); cambio relativo de los logits: {cambio_logits:.4f}")
 for capa in range(modelo.config.n_layers):
     e = Q.kv_quantization_error(cache_f32.keys[capa], cache_f32.values[capa])
     print(f"capa {capa}: claves por canal {e['keys_per_channel']:.4f} · claves por token {e['keys_per_token']:.4f}"
