@@ -133,3 +133,34 @@ def test_smoke_build_with_the_heldout_report_before_and_after(tmp_path):
     assert "## Before this build" in text and "## After this build" in text
     assert text.count("\n- on topic: ") + text.count("\n- off topic / wrong: ") == 20 + 12
     assert (tmp_path / "ckpt" / "es-base.ckpt").exists() and (tmp_path / "ckpt" / "heldout_before.json").exists()
+
+
+def test_the_chat_step_trains_the_marker_rows_of_both_tables_and_nothing_else():
+    """es-chat never ended its answers while only the embedding rows of the chat markers trained: the LM head
+    is a separate table in these models, and its ``<|end|>`` row stayed where pretraining pushed it."""
+    from llmlab import lora
+    from llmlab.model import ModelConfig, Transformer
+    from makedata.models import _train_marker_rows
+
+    torch.manual_seed(0)
+    model = Transformer(ModelConfig.llama_style(vocab_size=32, d_model=16, n_layers=1, n_heads=2, n_kv_heads=1))
+    assert model.lm_head.weight is not model.tok_emb.weight
+    lora.add_lora(model, r=2, alpha=4, target_modules="all-linear")
+    before = {t: getattr(model, t).weight.detach().clone() for t in ("tok_emb", "lm_head")}
+    release = _train_marker_rows(model, [30, 31], start_from={31: 5})
+    for t in ("tok_emb", "lm_head"):
+        assert torch.equal(getattr(model, t).weight[31], before[t][5])  # <|end|> starts as <|eos|>
+    params = [p for p in model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(params, lr=0.1, weight_decay=0.0)
+    for _ in range(3):
+        ids = torch.randint(0, 32, (2, 8))
+        loss = torch.nn.functional.cross_entropy(model(ids).reshape(-1, 32), torch.full((16,), 31))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    release()
+    for t in ("tok_emb", "lm_head"):
+        weight = getattr(model, t).weight
+        assert not weight.requires_grad
+        assert not torch.equal(weight[31], before[t][5]), f"{t}: the <|end|> row did not train"
+        assert torch.equal(weight[:30], before[t][:30]), f"{t}: a row outside the markers moved"

@@ -395,7 +395,7 @@ def _template_rows(sft_ids: torch.Tensor, text_ids: torch.Tensor, tok: BPETokeni
     return sorted((set(sft_ids.unique().tolist()) & specials) - set(torch.as_tensor(text_ids).unique().tolist()))
 
 
-def _train_rows_only(model: Transformer, rows: list[int], start_from: dict[int, int]):
+def _train_marker_rows(model: Transformer, rows: list[int], start_from: dict[int, int]):
     """Let the chat step train the rows ``rows`` of the embedding table and of the LM head besides the adapter.
 
     Pretraining never shows the chat markers, so their rows only learn to be unlikely: the LM head's
@@ -509,7 +509,7 @@ def _build(recipe: dict, out: Path, smoke: bool, threads: int, progress: bool, q
     lora.add_lora(chat_model, seed=seed, **chat["lora"])
     adapter_params = lora.trainable_summary(chat_model)
     rows = _template_rows(sft_train, streams["train"], tok)
-    release = _train_rows_only(chat_model, rows, start_from={tok.special_tokens["<|end|>"]: tok.eos_id})
+    release = _train_marker_rows(chat_model, rows, start_from={tok.special_tokens["<|end|>"]: tok.eos_id})
     torch.manual_seed(seed)
     histories["es-chat"] = _train(
         recipe, "es-chat", chat_model, sft_train, sft_val, loss_mask=sft_train_mask, val_loss_mask=sft_val_mask, seed=seed,
