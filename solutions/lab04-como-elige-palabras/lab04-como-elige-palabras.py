@@ -1508,7 +1508,7 @@ for nombre in S.PRESETS:
 # semillas y 160 tokens con cada preajuste, y una cifra: qué parte de los grupos de cuatro tokens seguidos repite un grupo anterior de la
 # misma continuación (0 % = nunca se repite; un bucle la dispara).
 
-# %%
+# %% tags=["nbval-ignore-output"]
 comienzos = ["Nos vemos mañana a las", "Había una vez", "El tren sale", "Mi abuela dice que", "En verano, el río",
              "La profesora explicó"]
 
