@@ -135,6 +135,27 @@ def test_smoke_build_with_the_heldout_report_before_and_after(tmp_path):
     assert (tmp_path / "ckpt" / "es-base.ckpt").exists() and (tmp_path / "ckpt" / "heldout_before.json").exists()
 
 
+@pytest.mark.slow
+def test_a_chat_only_build_keeps_the_pretrained_files_and_retrains_the_adapter(tmp_path):
+    from makedata.common import overridden
+    from makedata.models import SMOKE
+
+    build(tmp_path, smoke=True, progress=False, quiet=True)
+    kept = {n: (tmp_path / n).read_bytes() for n in ("tokenizer.json", "es-base.safetensors", "es-mini.safetensors")}
+    adapter = tmp_path / "es-chat-lora" / "adapter_model.safetensors"
+    first = adapter.read_bytes()
+    recipe = overridden(SMOKE, {"chat": {"train": {"steps": 5}}})  # another chat run: a different adapter
+    results = build(tmp_path, recipe=recipe, progress=False, quiet=True, checkpoints=tmp_path / "ckpt", chat_only=True)
+    assert {n: (tmp_path / n).read_bytes() for n in kept} == kept  # byte for byte: lab 06's adapters stay valid
+    assert adapter.read_bytes() != first and results["histories"]["es-chat"]["steps_run"] == 5
+    assert json.loads((tmp_path / "training_log.json").read_text())["recipe"]["chat_only"] is True
+    from llmlab import pretrained
+
+    pretrained.verify(models_dir=tmp_path)  # the checksums cover the new adapter
+    with pytest.raises(FileNotFoundError, match="chat-only"):
+        build(tmp_path / "empty", smoke=True, progress=False, quiet=True, chat_only=True)
+
+
 def test_the_chat_step_trains_the_marker_rows_of_both_tables_and_nothing_else():
     """es-chat never ended its answers while only the embedding rows of the chat markers trained: the LM head
     is a separate table in these models, and its ``<|end|>`` row stayed where pretraining pushed it."""

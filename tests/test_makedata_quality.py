@@ -114,8 +114,9 @@ def test_loop_rate_counts_digit_loops_too():
     assert quality.loop_rate([]) == 0.0
 
 
-def test_heldout_files_are_complete_and_apart_from_the_training_data():
-    h = quality.load_heldout()
+@pytest.mark.parametrize("questions", ["questions.json", quality.SECOND_SET])
+def test_heldout_files_are_complete_and_apart_from_the_training_data(questions):
+    h = quality.load_heldout(questions=questions)
     assert len(h["questions"]) >= 30 and len(h["sums"]) >= 10 and len(h["text"].split()) >= 300
     assert all(q["keywords"] and q["q"].strip() for q in h["questions"])
     assert all(0 <= s["answer"] <= 18 for s in h["sums"])
@@ -126,6 +127,11 @@ def test_heldout_files_are_complete_and_apart_from_the_training_data():
 
     asked = {m["content"].strip().lower() for split in ("train", "validation") for c in corpus.load_chat(split) for m in c}
     asked |= {c[0]["content"].strip().lower() for c in world.world_chat(17) + world.sum_conversations(17)}
+    from makedata.corpus_writer.build import RECIPES  # and the larger chat set of the next-chat recipe
+
+    wider = RECIPES["next-chat"]
+    asked |= {c[0]["content"].strip().lower()
+              for c in world.world_chat(17, **wider["world_chat"]) + world.sum_conversations(17, **wider["sums"])}
     for q in h["questions"] + h["sums"]:
         assert q["q"].strip().lower() not in asked, q["q"]
     text = " ".join(corpus.load_documents("train") + corpus.load_documents("validation"))

@@ -178,10 +178,16 @@ NUMBER_WORDS = {"cero": 0, "uno": 1, "una": 1, "dos": 2, "tres": 3, "cuatro": 4,
                 "dieciséis": 16, "diecisiete": 17, "dieciocho": 18}
 
 
-def load_heldout(folder: str | Path | None = None) -> dict:
-    """``{"questions": [{"q", "keywords"}], "sums": [{"q", "answer"}], "text": str}`` from ``heldout/``."""
+# Set B: a second set of questions and sums, written later by someone who never read the chat templates (nor set A),
+# from the list of facts alone. Set A's authors knew the templates; B is the blind measure.
+SECOND_SET = "questions_b.json"
+
+
+def load_heldout(folder: str | Path | None = None, *, questions: str = "questions.json") -> dict:
+    """``{"questions": [{"q", "keywords"}], "sums": [{"q", "answer"}], "text": str}`` from ``heldout/``
+    (``questions``: which set, ``SECOND_SET`` for set B)."""
     folder = Path(folder) if folder is not None else HELDOUT
-    data = json.loads((folder / "questions.json").read_text(encoding="utf-8"))
+    data = json.loads((folder / questions).read_text(encoding="utf-8"))
     return {"questions": data["questions"], "sums": data["sums"], "text": (folder / "text.txt").read_text(encoding="utf-8")}
 
 
@@ -300,8 +306,11 @@ def heldout_measure(models_dir=None, *, samples: int = 40, data_dir=None) -> dic
     chat = pretrained.load("es-chat", models_dir=models_dir)[0]
     style = pretrained.info("es-chat", models_dir=models_dir).get("chat_style") or "chatml"
     heldout = load_heldout()
-    return {"es-base": heldout_text(base, tok, train_ids, heldout=heldout, samples=samples),
-            "es-chat": heldout_chat(chat, tok, style=style, heldout=heldout)}
+    out = {"es-base": heldout_text(base, tok, train_ids, heldout=heldout, samples=samples),
+           "es-chat": heldout_chat(chat, tok, style=style, heldout=heldout)}
+    if (HELDOUT / SECOND_SET).exists():
+        out["es-chat-b"] = heldout_chat(chat, tok, style=style, heldout=load_heldout(questions=SECOND_SET))
+    return out
 
 
 def heldout_table(r: dict, label: str = "") -> str:
@@ -321,6 +330,11 @@ def heldout_table(r: dict, label: str = "") -> str:
         f"| es-chat answers that end with a stop token | {100 * c['clean_stops']:.0f} % |",
         f"| es-chat answers that loop | {100 * c['loops']:.0f} % |",
     ]
+    if "es-chat-b" in r:  # the blind set (absent from measures taken before it existed)
+        cb = r["es-chat-b"]
+        lines += [f"| es-chat on topic, set B ({len(cb['answers'])} questions written blind) | {100 * cb['on_topic']:.0f} % |",
+                  f"| es-chat one-digit sums right, set B ({len(cb['sum_answers'])}) | {100 * cb['sums_right']:.0f} % |",
+                  f"| es-chat answers that end with a stop token, set B | {100 * cb['clean_stops']:.0f} % |"]
     return "\n".join(lines) + "\n"
 
 
@@ -342,8 +356,15 @@ def main(argv: list[str] | None = None) -> int:
         print(heldout_table(r, label))
         for a in spread(r["es-chat"]["answers"], args.answers):
             print(f"- {'✓' if a['ok'] else '✗'} {a['q']} → {one_line_answer(a['answer'])}")
-        for a in r["es-chat"]["sum_answers"]:
-            print(f"- {'✓' if a['ok'] else '✗'} {a['q']} → {one_line_answer(a['answer'])}")
+        for key in ("es-chat", "es-chat-b"):
+            if key not in r:
+                continue
+            if key == "es-chat-b":
+                print(f"set B ({SECOND_SET}):")
+                for a in spread(r[key]["answers"], args.answers):
+                    print(f"- {'✓' if a['ok'] else '✗'} {a['q']} → {one_line_answer(a['answer'])}")
+            for a in r[key]["sum_answers"]:
+                print(f"- {'✓' if a['ok'] else '✗'} {a['q']} → {one_line_answer(a['answer'])}")
         print()
     if args.json:
         Path(args.json).write_text(json.dumps(results, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")

@@ -50,6 +50,11 @@ RECIPES = {
     "next": {"target_bytes": {k: 4 * v for k, v in TARGET_BYTES.items()}, "world_documents": 3000, "world_chat": True,
              "n_comprehension": 1200, "handwritten": True},
 }
+# "next-chat" (issue 24, second round): the same corpus text, and a larger chat set for es-chat alone (``makedata
+# models --recipe next-chat --chat-only``): every fact in 14 phrasings plus 8 wrapped in an everyday carrier, the
+# answers naming their topic first, every sum asked in 12 phrasings and always answered «a + b = c.».
+RECIPES["next-chat"] = {**RECIPES["next"], "world_chat": {"phrasings_per_fact": 14, "carried_per_fact": 8, "echo_subject": True},
+                        "sums": {"per_pair": 12, "answers": ["{a} + {b} = {c}."]}}
 DEFAULT_RECIPE = "next"
 HANDWRITTEN = Path(__file__).resolve().parent / "handwritten"
 
@@ -88,7 +93,8 @@ def generate(recipe: str | None = None) -> dict:
                                                                   SEED * 1_000_000 + 500_000)
     chat_convs, chat_kinds = chat.conversations(SEED, n_comprehension=r["n_comprehension"], with_kinds=True)
     if r["world_chat"]:
-        extra = world.world_chat(SEED) + world.sum_conversations(SEED)
+        chat_options = r["world_chat"] if isinstance(r["world_chat"], dict) else {}
+        extra = world.world_chat(SEED, **chat_options) + world.sum_conversations(SEED, **r.get("sums", {}))
         chat_convs, chat_kinds = chat_convs + extra, chat_kinds + ["world"] * len(extra)
     out = {
         "cuentos": story_texts,

@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 from .grammar import number_word, tidy
 
-__all__ = ["FACTS", "PHRASINGS", "Fact", "sum_conversations", "world_chat", "world_documents"]
+__all__ = ["CARRIERS", "FACTS", "PHRASINGS", "Fact", "sum_conversations", "world_chat", "world_documents"]
 
 
 class Fact(NamedTuple):
@@ -313,18 +313,52 @@ def _phrasings(fact: Fact) -> list[str]:
     return [p for p in PHRASINGS[fact.intent] if _agrees(p, fact.topic, fact.intent)]
 
 
-def world_chat(seed: int, *, phrasings_per_fact: int = 8) -> list[list[dict]]:
-    """Every fact asked in ``phrasings_per_fact`` of its intent's phrasings (chosen with ``seed``), answered in one sentence."""
+# Ways people wrap a question (issue 24's second round): the same question after a greeting, a context clause or an
+# aside, so that the chat step learns to answer the topic whatever surrounds it. {q} is the question as asked.
+CARRIERS = ["Oye, una pregunta: {q}", "Hola. {q}", "Tengo una duda. {q}", "Mi hijo me lo ha preguntado y no sé qué decirle: {q}",
+            "Perdona que te moleste. {q}", "Por curiosidad: {q}", "Estamos en clase y no nos ponemos de acuerdo. {q}",
+            "Buenas tardes. {q}", "A ver si me ayudas: {q}", "Una cosa que siempre he querido saber: {q}", "{q} Gracias.",
+            "Te hago una pregunta fácil. {q}", "Mi abuela dice que lo sabe, pero yo no: {q}", "Para un trabajo de clase: {q}"]
+
+# The intents whose answer starts with a verb that agrees with the topic («Sirve para saber la hora.»): with
+# ``echo_subject`` the answer names its topic first («El reloj sirve para saber la hora.»), so that the words of the
+# answer follow the topic's own tokens instead of a question that may be phrased in a way never seen.
+VERB_FIRST = ("use", "lives", "eats", "job", "body", "needs")
+
+
+def _answer(fact: Fact, echo_subject: bool) -> str:
+    if not echo_subject or fact.intent not in VERB_FIRST:
+        return fact.answer
+    subject = fact.topic["el"]
+    return subject[0].upper() + subject[1:] + " " + fact.answer[0].lower() + fact.answer[1:]
+
+
+def world_chat(seed: int, *, phrasings_per_fact: int = 8, carried_per_fact: int = 0,
+               echo_subject: bool = False) -> list[list[dict]]:
+    """Every fact asked in ``phrasings_per_fact`` of its intent's phrasings (chosen with ``seed``), answered in one
+    sentence; plus ``carried_per_fact`` more questions, each a phrasing wrapped in one of ``CARRIERS``.
+
+    ``echo_subject`` starts the answers of ``VERB_FIRST`` intents with their topic. The defaults write the committed
+    chat data (recipe "next"); recipe "next-chat" asks more and wraps.
+    """
     rng = random.Random(seed)
     out, seen = [], set()
+
+    def ask(question: str, fact: Fact) -> None:
+        question = tidy(question)
+        if question not in seen:
+            seen.add(question)
+            out.append([{"role": "user", "content": question}, {"role": "assistant", "content": _answer(fact, echo_subject)}])
+
     for fact in FACTS:
         options = _phrasings(fact)
         for template in rng.sample(options, min(phrasings_per_fact, len(options))):
-            question = tidy(_fill(template, fact.topic))
-            if question in seen:
-                continue
-            seen.add(question)
-            out.append([{"role": "user", "content": question}, {"role": "assistant", "content": fact.answer}])
+            ask(_fill(template, fact.topic), fact)
+        for _ in range(carried_per_fact):
+            carrier, question = rng.choice(CARRIERS), _fill(rng.choice(options), fact.topic)
+            if carrier.endswith(": {q}"):  # after a colon the question goes on in lower case («…: ¿para qué…?»)
+                question = question[:1] + question[1].lower() + question[2:] if question.startswith("¿") else question
+            ask(carrier.format(q=question), fact)
     return out
 
 
@@ -335,15 +369,20 @@ SUM_PHRASINGS = ["¿Cuánto es {a} + {b}?", "¿Cuánto son {a} más {b}?", "{a} 
 SUM_ANSWERS = ["{a} + {b} = {c}.", "{a} más {b} son {c}.", "Son {c}.", "El resultado es {c}."]
 
 
-def sum_conversations(seed: int, *, per_pair: int = 4) -> list[list[dict]]:
-    """Every sum of two one-digit numbers (0 to 9), asked in ``per_pair`` phrasings; every answer ends with the result."""
+def sum_conversations(seed: int, *, per_pair: int = 4, answers: list[str] | None = None) -> list[list[dict]]:
+    """Every sum of two one-digit numbers (0 to 9), asked in ``per_pair`` phrasings; every answer ends with the result.
+
+    ``answers``: the answer forms to draw from (default ``SUM_ANSWERS``); one form alone (``["{a} + {b} = {c}."]``)
+    drills a single pattern, which is what the next-chat recipe tries.
+    """
     rng = random.Random(seed)
+    forms = answers or SUM_ANSWERS
     out = []
     for a in range(10):
         for b in range(10):
             for template in rng.sample(SUM_PHRASINGS, per_pair):
                 q = template.format(a=a, b=b, wa=number_word(a).capitalize(), wb=number_word(b))
-                r = rng.choice(SUM_ANSWERS).format(a=a, b=b, c=a + b)
+                r = rng.choice(forms).format(a=a, b=b, c=a + b)
                 if "caramelos" in template:
                     r = f"Tienes {a + b}, porque {a} + {b} = {a + b}."
                 out.append([{"role": "user", "content": q}, {"role": "assistant", "content": r}])
