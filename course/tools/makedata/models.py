@@ -5,6 +5,9 @@
     python course/tools/makedata models --out DIR       # write somewhere else than the package
     python course/tools/makedata models --sweep         # how es-base's size was chosen (SWEEP.md; slow)
     python course/tools/makedata models --recipe next   # issue 24's recipe: ~16 M tokens per model, resumable (~2 h)
+    python course/tools/makedata models --chat-only --recipe next-chat --out DIR
+        # only es-chat's adapter again, on the models already in DIR (a copy of llmlab/data/models): ~16 min;
+        # es-base, es-mini and the tokenizer stay byte for byte, so lab 06's shipped adapters stay valid
 
 What it does, in order:
 
