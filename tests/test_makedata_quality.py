@@ -161,4 +161,6 @@ def test_text_scores_and_heldout_chat_on_a_tiny_model(tiny):
     assert set(r) >= {"on_topic", "sums_right", "clean_stops", "loops", "answers", "sum_answers"}
     assert 0 <= r["on_topic"] <= 1 and len(r["answers"]) == 1 and len(r["sum_answers"]) == 1
     table = quality.heldout_table({"es-base": {**s, "valid_words": None, "loops": 0.0}, "es-chat": r}, "tiny")
-    assert "| tiny | value |" in table and "n/a (no hunspell)" in table
+    assert "| tiny | value |" in table and "n/a (no hunspell)" in table and "set B" not in table
+    with_b = quality.heldout_table({"es-base": {**s, "valid_words": None, "loops": 0.0}, "es-chat": r, "es-chat-b": r}, "tiny")
+    assert with_b.count("set B") == 3 and with_b.startswith(table.rstrip("\n"))

@@ -41,7 +41,6 @@ import json
 import math
 import os
 import platform
-import shutil
 import sys
 import tempfile
 import threading
@@ -367,7 +366,7 @@ def build(out_dir: str | os.PathLike, *, smoke: bool = False, threads: int | Non
     if chat_only:
         if not (out / "training_log.json").exists():
             raise FileNotFoundError(f"--chat-only needs the models of a whole build in {out} (no training_log.json there)")
-        recipe["chat_only_from"] = str(out)
+        recipe["chat_only"] = True
     out.mkdir(parents=True, exist_ok=True)
     threads = recipe["threads"] if threads is None else threads
     previous_threads = torch.get_num_threads()
@@ -482,13 +481,10 @@ def _build(recipe: dict, out: Path, smoke: bool, threads: int, progress: bool, q
 
     # 1. Tokenizer: train split only (a chat-only build keeps the shipped one).
     t0 = time.process_time()
-    base_dir = Path(recipe["chat_only_from"]) if recipe.get("chat_only_from") else None
-    if base_dir is not None:
-        _log(f"[1/5] tokenizer, es-base and es-mini as shipped in {base_dir} (a chat-only build)", quiet)
-        tok = BPETokenizer.load(base_dir / "tokenizer.json")
-        if base_dir.resolve() != out.resolve():
-            for name in ("tokenizer.json", *(f"{n}.safetensors" for n in recipe["models"])):
-                shutil.copyfile(base_dir / name, out / name)
+    chat_only = recipe.get("chat_only", False)
+    if chat_only:
+        _log(f"[1/5] tokenizer, es-base and es-mini kept as they are in {out} (a chat-only build)", quiet)
+        tok = BPETokenizer.load(out / "tokenizer.json")
     else:
         _log(f"[1/5] tokenizer: BPE, vocab {recipe['vocab_size']}, on {len(docs['train'])} train documents", quiet)
         tok = BPETokenizer.train(docs["train"], recipe["vocab_size"])
@@ -526,8 +522,8 @@ def _build(recipe: dict, out: Path, smoke: bool, threads: int, progress: bool, q
         )
         cpu[name] = time.thread_time() - t0
 
-    if base_dir is not None:
-        _pretrained_as_shipped(base_dir, trained, histories, cpu)
+    if chat_only:
+        _pretrained_as_shipped(out, trained, histories, cpu)
     else:
         _pretrain_all(recipe, trained, histories, cpu, pretrain, progress, quiet)
         for name, model in trained.items():
@@ -553,16 +549,15 @@ def _build(recipe: dict, out: Path, smoke: bool, threads: int, progress: bool, q
     rows = _template_rows(sft_train, streams["train"], tok)
     # A chat-only build keeps es-base byte for byte (and with it the base fingerprint of lab 06's shipped adapters):
     # its marker rows were trained by the full build that made it, so only the adapter trains here.
-    train_rows = base_dir is None
     release = (_train_marker_rows(chat_model, rows, start_from={tok.special_tokens["<|end|>"]: tok.eos_id})
-               if train_rows else (lambda: None))
+               if not chat_only else (lambda: None))
     torch.manual_seed(seed)
     histories["es-chat"] = _train(
         recipe, "es-chat", chat_model, sft_train, sft_val, loss_mask=sft_train_mask, val_loss_mask=sft_val_mask, seed=seed,
         progress=progress, desc="es-chat", **chat["train"],
     )
     release()
-    if train_rows:
+    if not chat_only:
         with torch.no_grad():  # the trained rows belong to es-base as shipped (it never meets those tokens in text),
             for table in ("tok_emb", "lm_head"):  # rounded as the file stores them, so the adapter's base
                 trained_rows = getattr(chat_model, table).weight[rows].half().float()  # fingerprint is the shipped es-base's
@@ -628,9 +623,7 @@ def _build(recipe: dict, out: Path, smoke: bool, threads: int, progress: bool, q
         bytes={split: sum(len(d.encode("utf-8")) for d in docs[split]) for split in docs},
         chat_tokens=chat_tokens,
         adapter=adapter_params,
-        # no machine paths in the log
-        recipe={**{k: v for k, v in recipe.items() if k not in ("checkpoints", "chat_only_from")},
-                "chat_only": "chat_only_from" in recipe},
+        recipe={**{k: v for k, v in recipe.items() if k != "checkpoints"}, "chat_only": chat_only},  # no machine paths
         files={f: (out / f).stat().st_size for f in shipped},
     )
     log = {k: results[k] for k in ("smoke", "threads", "torch", "seconds_total", "cpu_seconds_total", "cpu_seconds",

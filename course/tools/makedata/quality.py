@@ -354,17 +354,12 @@ def main(argv: list[str] | None = None) -> int:
         label = folder or "shipped"
         r = results[label] = heldout_measure(folder, samples=args.samples)
         print(heldout_table(r, label))
-        for a in spread(r["es-chat"]["answers"], args.answers):
-            print(f"- {'✓' if a['ok'] else '✗'} {a['q']} → {one_line_answer(a['answer'])}")
-        for key in ("es-chat", "es-chat-b"):
-            if key not in r:
-                continue
-            if key == "es-chat-b":
-                print(f"set B ({SECOND_SET}):")
-                for a in spread(r[key]["answers"], args.answers):
+        for key, title in (("es-chat", None), ("es-chat-b", f"set B ({SECOND_SET}):")):
+            if key in r:
+                if title:
+                    print(title)
+                for a in spread(r[key]["answers"], args.answers) + r[key]["sum_answers"]:
                     print(f"- {'✓' if a['ok'] else '✗'} {a['q']} → {one_line_answer(a['answer'])}")
-            for a in r[key]["sum_answers"]:
-                print(f"- {'✓' if a['ok'] else '✗'} {a['q']} → {one_line_answer(a['answer'])}")
         print()
     if args.json:
         Path(args.json).write_text(json.dumps(results, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
