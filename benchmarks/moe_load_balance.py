@@ -1,11 +1,12 @@
 """Load balancing in a tiny mixture of experts: with and without the auxiliary loss, and the dense twin.
 
-    nice -n 10 python benchmarks/moe_load_balance.py [--steps N | --quick] [--out PATH] [--threads N]
+    nice -n 10 python benchmarks/moe_load_balance.py [--steps N | --quick] [--seeds S ...] [--out PATH] [--threads N]
 
 Trains the runs of ``llmlab.moe_balance`` (MoE without aux loss, with the aux loss at Switch's 0.01 and
-at 0.1, and the dense model of the same active size) from the same seed on the course corpus, prints a table (validation loss,
+at 0.1, and the dense model of the same active size) from the same seed on the course corpus, once per seed of
+``--seeds`` (default 0 1 2), prints a table of the first seed (validation loss,
 busiest expert's share on the validation text and during training, wall time, parameters) and
-writes the results as JSON, by default to ``llmlab/data/moe_load_balance.json``, which lab 05 plots.
+the spread over the seeds, and writes the results as JSON, by default to ``llmlab/data/moe_load_balance.json``, which lab 05 plots.
 The settings are ``llmlab.moe_balance.DEFAULTS``; ``--steps`` shortens the run for a quick look
 (``--out`` then keeps the shipped file untouched); ``--quick`` (``make bench``) trains 20 steps.
 
@@ -23,7 +24,7 @@ import sys
 
 import torch
 
-from llmlab.moe_balance import DEFAULTS, RESULTS_FILE, RUNS, run_experiment
+from llmlab.moe_balance import DEFAULTS, RESULTS_FILE, RUNS, SEEDS, run_seeds, seed_spread
 
 DEFAULT_OUT = pathlib.Path(__file__).resolve().parents[1] / "llmlab" / "data" / RESULTS_FILE
 
@@ -41,9 +42,23 @@ def _table(results: dict) -> str:
     return "\n".join(rows)
 
 
+def _spread_table(results: dict) -> str:
+    spread = seed_spread(results)
+    seeds = [entry["seed"] for entry in results["per_seed"]]
+    rows = [f"over seeds {seeds}: mean (min-max)", "| run | val loss | max share (val) |", "|---|---:|---:|"]
+    for name in RUNS:
+        cells = []
+        for key in ("val_loss", "max_share"):
+            m = spread[name].get(key)
+            cells.append(f"{m['mean']:.3f} ({m['min']:.3f}-{m['max']:.3f})" if m else "—")
+        rows.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=DEFAULTS["steps"])
+    parser.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS), help="seeds, the first one's run in full")
     parser.add_argument("--out", type=pathlib.Path, default=None, help=f"JSON output (default {DEFAULT_OUT})")
     # One thread: these models are tiny (a second thread gains little and spins on a busy machine).
     parser.add_argument("--threads", type=int, default=1)
@@ -52,17 +67,20 @@ def main(argv=None) -> int:
     if args.quick:
         args.steps = 20
     torch.set_num_threads(args.threads)
-    out = args.out or (DEFAULT_OUT if args.steps == DEFAULTS["steps"] else None)
+    shipped = args.steps == DEFAULTS["steps"] and args.seeds == list(SEEDS)
+    out = args.out or (DEFAULT_OUT if shipped else None)
 
     def progress(name, step, loss):
         print(f"  {name:<11} step {step:>5}  train loss {loss:.3f}", file=sys.stderr, flush=True)
 
-    results = run_experiment(progress=progress, steps=args.steps)
+    results = run_seeds(args.seeds, progress=progress, steps=args.steps)
     results["command"] = "python benchmarks/moe_load_balance.py" + (
-        f" --steps {args.steps}" if args.steps != DEFAULTS["steps"] else "")
+        f" --steps {args.steps}" if args.steps != DEFAULTS["steps"] else "") + (
+        f" --seeds {' '.join(map(str, args.seeds))}" if args.seeds != list(SEEDS) else "")
     print(_table(results))
+    print(_spread_table(results))
     if out is None:
-        print("(shortened run: not written; pass --out PATH to keep it)")
+        print("(not the shipped settings: not written; pass --out PATH to keep it)")
         return 0
     out.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {out}")

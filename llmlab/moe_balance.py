@@ -19,13 +19,19 @@ Wall time on a shared machine drifts with the load, so the three trained models 
 side by side: one training step (forward and backward) on the same batch, interleaved, median of
 ``timing_repeats``; ``step_seconds`` and its ratio to the dense model are the comparable numbers.
 
-``python benchmarks/moe_load_balance.py`` runs it with the shipped settings and writes
-``llmlab/data/moe_load_balance.json``; ``load_results()`` reads that file, so the notebook plots
-the measured run without training. ``run_experiment(steps=...)`` repeats a short version live.
+At this scale the split also moves with the seed, so one run cannot say whether the auxiliary loss
+helped: ``run_seeds`` repeats the experiment from other seeds and keeps, per seed and run, the
+numbers the lab compares (validation loss and the busiest expert's share), and ``seed_spread``
+sums them up as mean, minimum and maximum.
+
+``python benchmarks/moe_load_balance.py`` runs it with the shipped settings (seeds 0, 1 and 2) and
+writes ``llmlab/data/moe_load_balance.json``; ``load_results()`` reads that file, so the notebook
+plots the measured run without training. ``run_experiment(steps=...)`` repeats a short version live.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import time
@@ -39,7 +45,8 @@ from llmlab.model import ModelConfig, Transformer, count_parameters
 from llmlab.moe import SparseMoE, load_balancing_loss, load_stats, router_logits
 from llmlab.train import encode_documents, evaluate, get_batch, lr_at, make_optimizer
 
-__all__ = ["RUNS", "DEFAULTS", "model_configs", "run_experiment", "load_results", "RESULTS_FILE"]
+__all__ = ["RUNS", "DEFAULTS", "SEEDS", "model_configs", "run_experiment", "run_seeds", "seed_spread", "load_results",
+           "RESULTS_FILE"]
 
 RUNS = ("moe_no_aux", "moe_aux", "moe_aux_strong", "dense")
 RESULTS_FILE = "moe_load_balance.json"
@@ -50,6 +57,9 @@ DEFAULTS = dict(
     record_every=20, seed=0,
     d_model=64, n_layers=2, n_heads=4, n_experts=4, k=2, expert_d_ff=64, timing_repeats=7,
 )
+SEEDS = (0, 1, 2)  # the shipped run is the first; the others measure the spread
+# What each seed keeps of a run: the numbers the lab's table compares.
+_PER_SEED = ("val_loss", "max_share", "max_share_during_training")
 
 
 def model_configs(vocab_size: int, *, d_model: int, n_layers: int, n_heads: int, n_experts: int, k: int,
@@ -61,6 +71,7 @@ def model_configs(vocab_size: int, *, d_model: int, n_layers: int, n_heads: int,
     return {"moe": moe, "dense": dense}
 
 
+@functools.lru_cache(maxsize=1)  # run_seeds trains from the same token ids once per seed
 def _corpus_ids():
     from llmlab import corpus, pretrained  # lazy: reading the corpus is only needed to train
 
@@ -179,6 +190,42 @@ def run_experiment(progress=None, **settings) -> dict:
         results["runs"][name]["step_seconds"] = step_seconds[name]
         results["runs"][name]["step_vs_dense"] = step_seconds[name] / step_seconds["dense"]
     return results
+
+
+def run_seeds(seeds=SEEDS, progress=None, **settings) -> dict:
+    """``run_experiment`` from each seed: the first seed's whole results, plus ``per_seed``.
+
+    ``per_seed`` is a list, one entry per seed in order: ``{"seed": s, "runs": {run: {val_loss, max_share,
+    max_share_during_training}}}`` (the dense run has no shares).
+    """
+    seeds = list(seeds)
+    if not seeds or len(set(seeds)) != len(seeds) or not all(isinstance(x, int) and not isinstance(x, bool) for x in seeds):
+        raise ValueError(f"seeds must be distinct integers, at least one; got {seeds!r}")
+    first, per_seed = None, []
+    for seed in seeds:
+        results = run_experiment(progress=progress, **{**settings, "seed": seed})
+        first = first or results
+        per_seed.append({"seed": seed, "runs": {name: {key: run[key] for key in _PER_SEED if key in run}
+                                                 for name, run in results["runs"].items()}})
+    first["per_seed"] = per_seed
+    first["load_average_at_end"] = _load_average()
+    return first
+
+
+def seed_spread(results: dict) -> dict[str, dict[str, dict[str, float]]]:
+    """{run: {measure: {"mean", "min", "max", "n"}}} over ``results["per_seed"]`` (see ``run_seeds``)."""
+    per_seed = results.get("per_seed")
+    if not per_seed:
+        raise ValueError("these results come from one seed (no 'per_seed'): run run_seeds")
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for name in per_seed[0]["runs"]:
+        out[name] = {}
+        for key in _PER_SEED:
+            values = [entry["runs"][name][key] for entry in per_seed if key in entry["runs"][name]]
+            if values:
+                out[name][key] = {"mean": sum(values) / len(values), "min": min(values), "max": max(values),
+                                  "n": len(values)}
+    return out
 
 
 def load_results() -> dict:

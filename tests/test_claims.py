@@ -76,6 +76,13 @@ def m_lab01_sampling(out):
     return {"París": _num(paris), "Lyon": _num(lyon), "azul": _num(azul)}
 
 
+def m_lab05_seeds(out):
+    """The spread table of lab05's load-balancing experiment: {run: (loss mean, min, max, share mean, min, max)}."""
+    rows = _find(r"\n(MoE sin aux\.|MoE aux\. 0\.01|MoE aux\. 0\.1|denso)\s+([\d.]+) \(([\d.]+)–([\d.]+)\)"
+                 r"\s+(?:([\d.]+) \(([\d.]+)–([\d.]+)\)|—)", out)
+    return {row[0]: tuple(_num(v) if v else None for v in row[1:]) for row in rows}
+
+
 def m_lab04_repetition(out):
     return {name: _num(v) / 100 for name, v in _find(r"(\w+)\s+grupos de 4 tokens repetidos:\s+([\d.]+) %", out)}
 
@@ -256,6 +263,16 @@ CLAIMS = [
           m_lab05_scaling,
           lambda m: m["attention ×"] > 3 * m["recurrence ×"] and m["attention ×"] > 16,
           "CPU-time ratios 128 → 2048 tokens (best of 3): attention > 16× and > 3 × the recurrence's"),
+    Claim("lab05-moe-seeds", "lab05", "dispersion = seed_spread(resultados)",
+          "over three seeds the aux loss at 0.01 never lowers the busiest expert's share; at 0.1 it lowers it on "
+          "average but not on every seed; the seed moves the validation loss more than the choice of run",
+          m_lab05_seeds,
+          lambda m: (len(m) == 4 and m["MoE aux. 0.01"][3] >= m["MoE sin aux."][3] - 0.005
+                     and m["MoE aux. 0.1"][3] < m["MoE sin aux."][3] - 0.02 and m["MoE aux. 0.1"][5] >= m["MoE sin aux."][4]
+                     and min(r[2] - r[1] for r in m.values())
+                     > max(r[0] for r in m.values()) - min(r[0] for r in m.values())),
+          "3 seeds: mean max share aux 0.01 >= no-aux mean - 0.005; aux 0.1 mean < no-aux - 0.02 and its worst seed "
+          ">= no-aux's best; every run's loss range (max - min) > the spread of the four means"),
     Claim("lab06-lora-ppl", "lab06", "resultados = pretrained.shipped_results()",
           "every adapter lowers the answer perplexity; the full fine-tune the most",
           m_lab06_table,

@@ -85,7 +85,7 @@ from llmlab.checks import (check_array, check_close, check_equal, check_list, ch
                            check_true, checked_call, hidden, ok, reference_blocked, show_caught)
 from llmlab.checks import EjercicioSinHacer  # lo que lanza un ejercicio que aún no has hecho
 from llmlab.model import ModelConfig, Transformer, count_parameters
-from llmlab.moe_balance import load_results, run_experiment
+from llmlab.moe_balance import load_results, run_experiment, seed_spread
 from llmlab.spanish import fmt_int, fmt_num, fmt_pct
 
 # Lo que las comprobaciones no te dejan llamar: las versiones de llmlab de cada ejercicio.
@@ -886,8 +886,8 @@ with hidden("perdida_balanceo: igual que transformers en casos aleatorios"):
 # pérdida auxiliar, otro **con** ella al coeficiente de Switch (0.01) y otro con diez veces más (0.1), y un
 # modelo **denso** del mismo tamaño activo (un único MLP tan ancho como dos expertos). Durante el
 # entrenamiento cada capa MoE anota cuántos tokens envía a cada experto. El entrenamiento completo tarda unos
-# minutos; lo hace `benchmarks/moe_load_balance.py` y el cuaderno lee sus resultados guardados. Con
-# `ENTRENAR_EN_VIVO = True` (celda de parámetros) lo repites aquí con `PASOS_EN_VIVO` pasos.
+# minutos por semilla; lo hace `benchmarks/moe_load_balance.py` (con las semillas 0, 1 y 2) y el cuaderno lee sus
+# resultados guardados. Con `ENTRENAR_EN_VIVO = True` (celda de parámetros) lo repites aquí con `PASOS_EN_VIVO` pasos.
 #
 # Los segundos de entrenamiento dependen de qué más haga la máquina en ese momento; para comparar la
 # velocidad, el experimento cronometra además un paso de entrenamiento de los cuatro modelos ya entrenados,
@@ -923,6 +923,20 @@ for nombre, etiqueta in ejecuciones.items():
     aux_texto = f"{aux_final:.3f}" if aux_final is not None else "—"
     print(f"{etiqueta:<16}{r['val_loss']:>13.4f}{carga_val:>17}{aux_texto:>12}{r['step_vs_dense']:>14.2f}"
           f"{fmt_int(r['params']):>12}{fmt_int(r['active_params']):>10}")
+if "per_seed" in resultados:  # los resultados guardados repiten las cuatro ejecuciones desde otras semillas
+    dispersion = seed_spread(resultados)
+    semillas = [entrada["seed"] for entrada in resultados["per_seed"]]
+    print(f"\nLas mismas ejecuciones desde {len(semillas)} semillas ({', '.join(map(str, semillas))}): "
+          "media y, entre paréntesis, mínimo–máximo")
+    print(f"{'ejecución':<16}{'pérdida val.':>24}{'carga máx. val.':>24}")
+    for nombre, etiqueta in ejecuciones.items():
+        columnas = []
+        for medida in ("val_loss", "max_share"):
+            m = dispersion[nombre].get(medida)
+            columnas.append(f"{m['mean']:.3f} ({m['min']:.3f}–{m['max']:.3f})" if m else "—")
+        print(f"{etiqueta:<16}{columnas[0]:>24}{columnas[1]:>24}")
+else:
+    print("\n(en vivo: una sola semilla; los resultados guardados traen además la dispersión entre semillas)")
 
 # %% [markdown]
 # La carga de un experto con top-2 de 4 va de 0.25 (reparto perfecto) a 0.5 (un experto elegido por
@@ -961,8 +975,13 @@ plt.show()
 # `k` sin que las cargas se igualen, si el enrutador da poca probabilidad a los expertos que elige en segundo
 # lugar; es decir, la pérdida se puede «cumplir» sin repartir del todo. ¿Y el MoE frente al denso del mismo
 # tamaño activo, en pérdida y en tiempo por paso? A esta escala (dos capas, unos cientos de pasos, un corpus
-# pequeño) el reparto también lo mueven la semilla y el ritmo de aprendizaje. La pregunta del final del lab
-# te pide interpretarlo con los números de la tabla.
+# pequeño) el reparto también lo mueven la semilla y el ritmo de aprendizaje, y por eso el experimento se repite
+# desde tres semillas: la segunda tabla da, para cada ejecución, la media y el intervalo entre la peor y la mejor.
+# Con estas tres semillas, la pérdida auxiliar a 0.01 no rebaja la carga máxima en ninguna (queda igual o un poco
+# por encima de la del MoE sin ella); a 0.1 la rebaja de media, pero no en todas las semillas. Y fíjate en el
+# ancho de los intervalos de pérdida: lo que cambia la pérdida de validación al pasar de una semilla a otra es más
+# que lo que separa las medias de las cuatro ejecuciones, así que una sola semilla no basta para decir cuál
+# «aprende mejor». La pregunta del final del lab te pide interpretarlo con los números de las dos tablas.
 #
 # ## 5. Razonar es un proceso: cadenas, árboles, votos y verificación
 #
