@@ -393,8 +393,19 @@ def _borrowed_compute(runtime: str, version: str, family: str) -> tuple[float | 
 def _fit_spec(runtime: str, version: str, family: str) -> tuple[list[Row], float | None, str]:
     """Rows to fit on, fixed bandwidth (single-device runtimes) and the note saying so."""
     rows = _rows_of(runtime, version, family)
-    if len({r.hardware for r in rows}) > 1 or runtime == "llama.cpp":
+    if runtime == "llama.cpp":
         return rows, None, _borrowed_compute(runtime, version, family)[1]
+    if len({r.hardware for r in rows}) > 1:
+        devices, tables = {r.hardware for r in rows}, {r.table for r in rows}
+        note = (f"{len(devices)} devices from {len(tables)} independent tables: bandwidth and per-layer overhead "
+                "fitted across them (the two scale differently from GPU to GPU: bytes over bandwidth, cycles over "
+                "clock); the band is leave-one-device-out")
+        if len(rows) < 6:
+            note += f" on {len(rows)} held-out rows only (weak evidence)"
+        if not any(r.phase == "prefill" for r in rows):
+            note += ("; no prefill rows (no time-to-first-token with a known prompt length was found for this "
+                     "version; see examined_sources in data/throughput.json)")
+        return rows, None, note
     ref = _llama_versions(family)
     if not ref:
         raise ValueError(f"no llama.cpp profile on {family} to take the bandwidth from")
@@ -517,18 +528,21 @@ def validate() -> dict:
         errs = _errors(t.rows, eff)
         out["loto"].append({"table": t.id, "family": t.family, "fitted_on": sorted({r.table for r in others}),
                             **{ph: _summary([e for e, r in zip(errs, t.rows) if r.phase == ph]) for ph in PHASES}})
-    # Software drift: each llama.cpp table predicted by the profile of every other version of its family
-    # (for the newest table, the error of the profiles that came before it: what the issue measured).
+    # Software drift: each table's rows of a runtime predicted by the profile of every other version of
+    # that runtime and family (for the newest table, the error of the profiles that came before it: what
+    # the issue measured). llama.cpp and vLLM have more than one version.
     out["drift"] = []
     for t in load_tables():
-        if t.role != "fit" or t.runtime != "llama.cpp":
+        if t.role != "fit":
             continue
-        for key, eff in fitted.items():
-            if key[0] != "llama.cpp" or key[2] != t.family or key[1] == t.version:
-                continue
-            errs = _errors(t.rows, eff)
-            out["drift"].append({"table": t.id, "profile": key,
-                                 **{ph: _summary([e for e, r in zip(errs, t.rows) if r.phase == ph]) for ph in PHASES}})
+        for runtime in sorted({r.runtime for r in t.rows}):
+            rows = [r for r in t.rows if r.runtime == runtime]
+            for key, eff in fitted.items():
+                if key[0] != runtime or key[2] != t.family or key[1] == t.version:
+                    continue
+                errs = _errors(rows, eff)
+                out["drift"].append({"table": t.id, "profile": key,
+                                     **{ph: _summary([e for e, r in zip(errs, rows) if r.phase == ph]) for ph in PHASES}})
     # Check tables: predicted by every profile of the same runtime and family, never fitted on.
     for t in load_tables():
         if t.role != "check":
