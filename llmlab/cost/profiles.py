@@ -23,13 +23,17 @@ build and conditions). Validation is by design, never by the fit:
 * **leave-one-table-out** (LOTO): fit on the other tables of the same runtime and family (other
   versions), predict this one: how much the software moved;
 * **check** tables are never fitted on; they only check a profile;
-* **drift**: every llama.cpp table predicted by the profiles of the other versions of its family.
+* **drift**: every table predicted by the profiles of the other versions of its runtime and family
+  (llama.cpp's three build eras, vLLM 2024-01 and 2026-05).
 
 The fitted factors and bands are stored in ``data/profiles.json`` by ``python -m
 llmlab.cost.profiles --write`` (deterministic arithmetic, no timing); ``tests/test_cost_profiles.py``
 refits and compares. Ollama is llama.cpp inside: ``get_profile("ollama", "2024-05")`` is the
-llama.cpp profile of that build era. MLX, vLLM and transformers were each found measured on one
-device only, so their bands come from leaving one row out (or are missing), and say so.
+llama.cpp profile of that build era. MLX, transformers and vLLM 2024-01 were each found measured on
+one device only, so their bands come from leaving one row out (or are missing), and say so; vLLM
+2026-05 (vLLM 0.21-0.25) has one row on each of three GPUs from three independent tables, so its decode
+band is leave-one-device-out, on three rows. What was searched and rejected, and why, is
+:func:`examined_sources` (``data/throughput.json``), so that a later search does not repeat it.
 """
 
 from __future__ import annotations
@@ -59,6 +63,8 @@ __all__ = [
     "Profile",
     "Prediction",
     "load_tables",
+    "ExaminedSource",
+    "examined_sources",
     "family_of",
     "predict_row",
     "fit_rows",
@@ -186,6 +192,36 @@ def load_tables() -> tuple[Table, ...]:
         tables.append(Table(t["id"], t["runtime"], t["version"], t["family"], t["role"], t["date"],
                             t["source"], t["build"], t["conditions"], tuple(rows)))
     return tuple(tables)
+
+
+@dataclass(frozen=True)
+class ExaminedSource:
+    """A source looked at for a runtime's tables: ``verdict`` "used" (with the ``table`` it gave)
+    or "rejected" (``reason`` says why), so that a later search does not repeat it."""
+
+    runtime: str
+    phase: str
+    verdict: str
+    source: str
+    reason: str
+    table: str | None = None
+
+
+@lru_cache(maxsize=None)
+def examined_sources() -> tuple[ExaminedSource, ...]:
+    """The record of ``data/throughput.json`` ``examined_sources``, checked against its tables."""
+    tables = {t.id for t in load_tables()}
+    out = []
+    for x in _read_json("throughput.json")["examined_sources"]:
+        e = ExaminedSource(**x)
+        if e.verdict not in ("used", "rejected") or e.phase not in PHASES or e.runtime not in RUNTIMES:
+            raise ValueError(f"bad examined source {x!r}")
+        if (e.verdict == "used") != (e.table is not None) or (e.table is not None and e.table not in tables):
+            raise ValueError(f"examined source {e.source!r}: a used source names its table, a rejected one none")
+        if not e.reason.strip():
+            raise ValueError(f"examined source {e.source!r} has no reason")
+        out.append(e)
+    return tuple(out)
 
 
 def family_of(hardware: Hardware) -> str:
