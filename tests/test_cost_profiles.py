@@ -255,15 +255,80 @@ def test_an_additive_overhead_misses_the_transformers_rows(monkeypatch):
     assert len(errs) == 2 and errs[0] > 15.0
 
 
-def test_vllm_has_too_few_rows_for_a_band_and_a_2026_check_row(report):
-    """One fitted vLLM row (January 2024): no band, said in the note. The 2026 H100 row is a check
-    only; the 2024-01 profile predicts it 15.7 % too slow (measured when written): vLLM got faster."""
+def test_vllm_2024_has_too_few_rows_for_a_band_and_its_drift_to_the_2026_tables(report):
+    """One fitted vLLM row (January 2024): no band, said in the note. The 2026 tables (vLLM 0.21-0.25)
+    were never fitted on by it; it predicts the H100 row 15.7 % too slow (measured when written):
+    vLLM got faster there."""
     v = report["profiles"][("vllm", "2024-01", "nvidia")]
     assert len(v["rows"]) == 1 and v["bands"]["decode"] is None and "fewer than 3" in v["note"]
-    check = [c for c in report["check"] if c["table"] == "yobitel-h100-vllm-2026-05"]
-    assert len(check) == 1 and check[0]["profile"] == ("vllm", "2024-01", "nvidia")
-    assert check[0]["decode"]["n"] == 1 and 10.0 < check[0]["decode"]["median_pct"] < 25.0
-    assert check[0]["decode"]["bias_pct"] < 0  # predicted slower than measured
+    drift = {(x["table"], x["profile"]): x for x in report["drift"]}
+    h100 = drift[("yobitel-h100-vllm-2026-05", ("vllm", "2024-01", "nvidia"))]
+    assert h100["decode"]["n"] == 1 and 10.0 < h100["decode"]["median_pct"] < 25.0
+    assert h100["decode"]["bias_pct"] < 0  # predicted slower than measured
+    back = drift[("prem-a100-2024-01", ("vllm", "2026-05", "nvidia"))]
+    assert back["decode"]["n"] == 1 and back["prefill"] is None
+
+
+# vllm 2026-05: one row on each of three GPUs (H100 SXM, A100 40GB, RTX 4090), three independent tables;
+# leave-one-device-out decode median 8.4 %, p90 11.9 % (measured when written): the goal (<= 10 %) on
+# three held-out rows only. No prefill rows were found (examined_sources), so no prefill band.
+DOCUMENTED_VLLM_2026_LODO_DECODE = 10.0
+
+
+def test_vllm_2026_decode_band_is_leave_one_device_out_within_the_goal(report):
+    key = ("vllm", "2026-05", "nvidia")
+    p = report["profiles"][key]
+    assert p["method"] == "leave-one-device-out"
+    devices = {r.hardware for r in p["rows"]}
+    assert devices == {"h100-sxm", "a100-40gb-sxm", "rtx-4090"} and len({r.table for r in p["rows"]}) == 3
+    s = p["heldout"]["decode"]
+    assert s["n"] == 3 and s["median_pct"] <= DOCUMENTED_VLLM_2026_LODO_DECODE, s
+    assert p["heldout"]["prefill"] is None and p["bands"]["prefill"] is None
+    band = P.get_profile(*key).bands["decode"]
+    assert band.method == "leave-one-device-out" and band.n == 3
+    assert band.median_pct == pytest.approx(s["median_pct"], abs=0.3) and band.p90_pct >= band.median_pct
+    assert "weak evidence" in p["note"] and "examined_sources" in p["note"]
+    # every held-out device is predicted by a fit that never saw it: a refit on all three is closer
+    assert p["fit"]["decode"]["median_pct"] < s["median_pct"]
+
+
+def test_transformers_2024_misses_another_table_of_its_runtime(report):
+    """premAI's Mistral-7B table (a check, never fitted on; CUDA 12.1, a later run) is 15-20 % slower than
+    the host-bound 2024-01 profile predicts: the profile's 5.8 % band, from leaving out one of two rows of one
+    table, understates the error on another run (17.7 % median, measured when written)."""
+    check = {c["table"]: c for c in report["check"]}["prem-mistral-a100-2024"]
+    assert check["profile"] == ("transformers", "2024-01", "nvidia")
+    assert check["decode"]["n"] == 2 and 10.0 < check["decode"]["median_pct"] < 25.0
+    assert check["decode"]["bias_pct"] > 0  # predicted faster than measured
+    assert check["decode"]["median_pct"] > P.get_profile("transformers", "2024-01", "nvidia").bands["decode"].p90_pct
+
+
+def test_examined_sources_record_every_vllm_and_transformers_table_and_the_prefill_search():
+    sources = P.examined_sources()
+    used = {e.table for e in sources if e.verdict == "used"}
+    for t in P.load_tables():
+        if {r.runtime for r in t.rows} & {"vllm", "transformers"}:
+            assert t.id in used, t.id
+    assert all(e.reason.strip() and e.source.strip() for e in sources)
+    assert sum(e.verdict == "rejected" for e in sources) >= 10
+    # transformers prefill: searched, nothing usable, hence no band (and the note of the profile says so)
+    hf_prefill = [e for e in sources if e.runtime == "transformers" and e.phase == "prefill"]
+    assert len(hf_prefill) >= 3 and all(e.verdict == "rejected" for e in hf_prefill)
+    assert P.get_profile("transformers", "2024-01", "nvidia").bands["prefill"] is None
+
+
+def test_examined_sources_refuse_a_used_source_without_its_table(monkeypatch):
+    data = P._read_json("throughput.json")
+    bad = {**data, "examined_sources": [{"runtime": "vllm", "phase": "decode", "verdict": "used",
+                                         "source": "somewhere", "reason": "a row", "table": "no-such-table"}]}
+    monkeypatch.setattr(P, "_read_json", lambda name: bad if name == "throughput.json" else data)
+    P.examined_sources.cache_clear()
+    try:
+        with pytest.raises(ValueError, match="names its table"):
+            P.examined_sources()
+    finally:
+        monkeypatch.undo()
+        P.examined_sources.cache_clear()
 
 
 def test_the_2025_profile_says_why_it_borrows_the_fp16_prefill_factor():
@@ -296,8 +361,11 @@ def test_a_prediction_carries_its_band():
     assert d.band.interval(d.tokens_per_s) == (d.low, d.high)
     measured = 130.58  # xd-llama3-cuda-2024-05, in the fit: inside its own band
     assert d.low <= measured <= d.high
-    v = P.predict_speed(spec, get_hardware("a100-80gb-sxm"), "decode", "fp16", runtime="vllm")
+    v = P.predict_speed(spec, get_hardware("a100-80gb-sxm"), "decode", "fp16", runtime="vllm", version="2024-01")
     assert v.band is None and v.low is None and "no held-out" in str(v)
+    v26 = P.predict_speed(spec, get_hardware("a100-80gb-sxm"), "decode", "fp16", runtime="vllm")
+    assert v26.profile.version == "2026-05" and v26.band.method == "leave-one-device-out"
+    assert P.predict_speed(spec, get_hardware("a100-80gb-sxm"), "prefill", "fp16", runtime="vllm").band is None
     with pytest.raises(ValueError):
         P.predict_speed(spec, hw, "train")
     with pytest.raises(ValueError):
@@ -352,5 +420,7 @@ def test_predict_request_gives_seconds_with_bands():
     assert r["total_band"][0] < r["total_s"] < r["total_band"][1]
     e = r["profile"].bands["decode"].p90_pct / 100
     assert r["decode_band"] == pytest.approx((r["decode_s"] * (1 - e), r["decode_s"] * (1 + e)))
-    v = C.predict_request(spec, get_hardware("a100-80gb-sxm"), 100, 10, "fp16", runtime="vllm")
+    v = C.predict_request(spec, get_hardware("a100-80gb-sxm"), 100, 10, "fp16", runtime="vllm", version="2024-01")
     assert v["decode_band"] is None and v["total_band"] is None
+    v26 = C.predict_request(spec, get_hardware("a100-80gb-sxm"), 100, 10, "fp16", runtime="vllm")
+    assert v26["decode_band"] is not None and v26["ttft_band"] is None and v26["total_band"] is None

@@ -33,7 +33,8 @@ llama.cpp 2023-12          nvidia    5.3 / 16.5      23.5 / 96.2     LODO, 6 GPU
 llama.cpp 2024-05 (new)    apple     8.9 / 16.9      8.5 / 10.1      LODO, M1/M1 Max/M2 Ultra/M3 Max
 llama.cpp 2023-12          apple     3.7 / 6.8       12.3 / 17.2     LODO, M2 Ultra/M3 Max
 mlx 2024-12                apple     0.3 / 0.4       10.1 / 10.5     LORO, one machine, one model
-transformers 2024-01       nvidia    5.8 / 5.9       (no data)       LORO, one A100, 2 rows
+transformers 2024-01       nvidia    5.8 / 5.9       (none found)    LORO, one A100, 2 rows
+vllm 2026-05 (new)         nvidia    8.4 / 11.9      (none found)    LODO, H100/A100 40GB/4090, 3 rows
 vllm 2024-01               nvidia    (no band)       (no data)       one row (fewer than 3)
 =========================  ========  ==============  ==============  ==========================
 
@@ -52,9 +53,20 @@ transformers' profile models batch-1 eager ``generate`` as host-bound: its per-l
 host time that overlaps the GPU's queued kernels (``Efficiency.overhead_overlaps``: a step is
 max(device, host)), because premAI's float32 row is only 6 % slower than the float16 one while it
 reads twice the bytes; with the overhead added to the memory time instead (the earlier model) the
-held-out error was 27.1 / 33.2. Two rows on one A100 are weak evidence: the band is from them only.
-vLLM: one fitted row (January 2024); a 2026 H100 row (vLLM 0.21.0, Llama-3.1-8B fp16, concurrency 1)
-is kept as a check only and is predicted 15.7 % too slow by the 2024-01 profile.
+held-out error was 27.1 / 33.2. Two rows on one A100 are weak evidence: the band is from them only,
+and a later premAI table (Mistral-7B on the same A100, CUDA 12.1; a check, never fitted on) is missed by
+17.7 % median (predicted faster than measured), more than the band says.
+
+vLLM 2026-05 (vLLM 0.21-0.25, V1 engine) is fitted on three independent concurrency-1 tables, one GPU
+each: H100 SXM (Llama-3.1-8B fp16, 0.21.0), A100 40GB (Llama-3.1-8B bf16, 0.23.0, a rounded "about 75
+tokens/s") and RTX 4090 (Qwen2.5-7B bf16, 0.25.1); bandwidth and per-layer overhead fitted across the GPUs
+as for llama.cpp 2025-08 (0.946, 117 000 cycles/layer). Its leave-one-device-out decode error is 8.4 / 11.9
+on three rows only (a bandwidth-only fit, tried first, gave 15.6 % median: the fraction of the
+bandwidth reached falls from the RTX 4090 to the H100, as a fixed per-layer time does on faster GPUs).
+The one-row 2024-01 profile predicts those tables 15.7 % (H100, too slow), 6.8 % and 4.8 % off.
+Neither version has a prefill row: no time-to-first-token with a known prompt length was found. The
+sources looked at, used or rejected with the reason, are ``profiles.examined_sources()``
+(``data/throughput.json``).
 
 Two structural terms come from reading the tables, each tested (``tests/test_cost_profiles.py``):
 llama.cpp's quantised CUDA prefill since its MMQ kernels (PR #8075, June 2024) scales with SM count

@@ -23,13 +23,17 @@ build and conditions). Validation is by design, never by the fit:
 * **leave-one-table-out** (LOTO): fit on the other tables of the same runtime and family (other
   versions), predict this one: how much the software moved;
 * **check** tables are never fitted on; they only check a profile;
-* **drift**: every llama.cpp table predicted by the profiles of the other versions of its family.
+* **drift**: every table predicted by the profiles of the other versions of its runtime and family
+  (llama.cpp's three build eras, vLLM 2024-01 and 2026-05).
 
 The fitted factors and bands are stored in ``data/profiles.json`` by ``python -m
 llmlab.cost.profiles --write`` (deterministic arithmetic, no timing); ``tests/test_cost_profiles.py``
 refits and compares. Ollama is llama.cpp inside: ``get_profile("ollama", "2024-05")`` is the
-llama.cpp profile of that build era. MLX, vLLM and transformers were each found measured on one
-device only, so their bands come from leaving one row out (or are missing), and say so.
+llama.cpp profile of that build era. MLX, transformers and vLLM 2024-01 were each found measured on
+one device only, so their bands come from leaving one row out (or are missing), and say so; vLLM
+2026-05 (vLLM 0.21-0.25) has one row on each of three GPUs from three independent tables, so its decode
+band is leave-one-device-out, on three rows. What was searched and rejected, and why, is
+:func:`examined_sources` (``data/throughput.json``), so that a later search does not repeat it.
 """
 
 from __future__ import annotations
@@ -59,6 +63,8 @@ __all__ = [
     "Profile",
     "Prediction",
     "load_tables",
+    "ExaminedSource",
+    "examined_sources",
     "family_of",
     "predict_row",
     "fit_rows",
@@ -186,6 +192,36 @@ def load_tables() -> tuple[Table, ...]:
         tables.append(Table(t["id"], t["runtime"], t["version"], t["family"], t["role"], t["date"],
                             t["source"], t["build"], t["conditions"], tuple(rows)))
     return tuple(tables)
+
+
+@dataclass(frozen=True)
+class ExaminedSource:
+    """A source looked at for a runtime's tables: ``verdict`` "used" (with the ``table`` it gave)
+    or "rejected" (``reason`` says why), so that a later search does not repeat it."""
+
+    runtime: str
+    phase: str
+    verdict: str
+    source: str
+    reason: str
+    table: str | None = None
+
+
+@lru_cache(maxsize=None)
+def examined_sources() -> tuple[ExaminedSource, ...]:
+    """The record of ``data/throughput.json`` ``examined_sources``, checked against its tables."""
+    tables = {t.id for t in load_tables()}
+    out = []
+    for x in _read_json("throughput.json")["examined_sources"]:
+        e = ExaminedSource(**x)
+        if e.verdict not in ("used", "rejected") or e.phase not in PHASES or e.runtime not in RUNTIMES:
+            raise ValueError(f"bad examined source {x!r}")
+        if (e.verdict == "used") != (e.table is not None) or (e.table is not None and e.table not in tables):
+            raise ValueError(f"examined source {e.source!r}: a used source names its table, a rejected one none")
+        if not e.reason.strip():
+            raise ValueError(f"examined source {e.source!r} has no reason")
+        out.append(e)
+    return tuple(out)
 
 
 def family_of(hardware: Hardware) -> str:
@@ -393,8 +429,19 @@ def _borrowed_compute(runtime: str, version: str, family: str) -> tuple[float | 
 def _fit_spec(runtime: str, version: str, family: str) -> tuple[list[Row], float | None, str]:
     """Rows to fit on, fixed bandwidth (single-device runtimes) and the note saying so."""
     rows = _rows_of(runtime, version, family)
-    if len({r.hardware for r in rows}) > 1 or runtime == "llama.cpp":
+    if runtime == "llama.cpp":
         return rows, None, _borrowed_compute(runtime, version, family)[1]
+    if len({r.hardware for r in rows}) > 1:
+        devices, tables = {r.hardware for r in rows}, {r.table for r in rows}
+        note = (f"{len(devices)} devices from {len(tables)} independent tables: bandwidth and per-layer overhead "
+                "fitted across them (the two scale differently from GPU to GPU: bytes over bandwidth, cycles over "
+                "clock); the band is leave-one-device-out")
+        if len(rows) < 6:
+            note += f" on {len(rows)} held-out rows only (weak evidence)"
+        if not any(r.phase == "prefill" for r in rows):
+            note += ("; no prefill rows (no time-to-first-token with a known prompt length was found for this "
+                     "version; see examined_sources in data/throughput.json)")
+        return rows, None, note
     ref = _llama_versions(family)
     if not ref:
         raise ValueError(f"no llama.cpp profile on {family} to take the bandwidth from")
@@ -517,18 +564,21 @@ def validate() -> dict:
         errs = _errors(t.rows, eff)
         out["loto"].append({"table": t.id, "family": t.family, "fitted_on": sorted({r.table for r in others}),
                             **{ph: _summary([e for e, r in zip(errs, t.rows) if r.phase == ph]) for ph in PHASES}})
-    # Software drift: each llama.cpp table predicted by the profile of every other version of its family
-    # (for the newest table, the error of the profiles that came before it: what the issue measured).
+    # Software drift: each table's rows of a runtime predicted by the profile of every other version of
+    # that runtime and family (for the newest table, the error of the profiles that came before it: what
+    # the issue measured). llama.cpp and vLLM have more than one version.
     out["drift"] = []
     for t in load_tables():
-        if t.role != "fit" or t.runtime != "llama.cpp":
+        if t.role != "fit":
             continue
-        for key, eff in fitted.items():
-            if key[0] != "llama.cpp" or key[2] != t.family or key[1] == t.version:
-                continue
-            errs = _errors(t.rows, eff)
-            out["drift"].append({"table": t.id, "profile": key,
-                                 **{ph: _summary([e for e, r in zip(errs, t.rows) if r.phase == ph]) for ph in PHASES}})
+        for runtime in sorted({r.runtime for r in t.rows}):
+            rows = [r for r in t.rows if r.runtime == runtime]
+            for key, eff in fitted.items():
+                if key[0] != runtime or key[2] != t.family or key[1] == t.version:
+                    continue
+                errs = _errors(rows, eff)
+                out["drift"].append({"table": t.id, "profile": key,
+                                     **{ph: _summary([e for e, r in zip(errs, rows) if r.phase == ph]) for ph in PHASES}})
     # Check tables: predicted by every profile of the same runtime and family, never fitted on.
     for t in load_tables():
         if t.role != "check":
