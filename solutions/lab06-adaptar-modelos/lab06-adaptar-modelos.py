@@ -139,6 +139,9 @@ PREGUNTAS_EM = 24  # preguntas de validación de la evaluación por coincidencia
 # | aplicación de portátil | nada: tiene que caber, ir rápida y salir barata | un modelo de pesos abiertos cuantizado; QLoRA para adaptarlo y cuantización para servirlo |
 # | equipo docente | el temario de cada semana: prompt y evaluación primero | un ajuste ligero solo si el mismo encargo se repite cada semana |
 #
+# En todos, el mismo orden: definir la tarea, construir la evaluación, probar la base, probar un buen prompt o
+# RAG, adaptar solo si hace falta, comprimir si compensa y, antes de publicar, revisar la licencia.
+#
 # Un modelo útil llega hasta ti después de varias fases, y cada una deja algo distinto:
 #
 # | fase | qué aprende el modelo | con qué datos, por ejemplo |
@@ -1599,10 +1602,10 @@ with hidden("contamination_rate: acentos compuestos y descompuestos, tabuladores
 # %% [markdown]
 # ## 12. ¿Abierto? Depende de qué
 #
-# «Modelo abierto» no es un sí o un no. Se pueden publicar los pesos, el código de entrenamiento e inferencia, los
-# datos (o información suficiente sobre ellos), la receta completa, la evaluación y la ficha del modelo, cada
-# pieza con su licencia. La definición de IA de código abierto de la OSI (versión 1.0, 2024) exige las libertades
-# de usar, estudiar, modificar y compartir, y eso no se cumple con solo poder descargar los pesos. Sobre los datos,
+# «Modelo abierto» no es un sí o un no. Se pueden publicar los pesos, el código de entrenamiento e inferencia, el
+# tokenizador (versionado), la configuración (arquitectura, contexto, formato de chat), los datos (o información
+# suficiente sobre ellos), la receta completa, la evaluación y la ficha del modelo, cada pieza con su licencia.
+# La definición de IA de código abierto de la OSI (versión 1.0, 2024) exige las libertades de usar, estudiar, modificar y compartir, y eso no se cumple con solo poder descargar los pesos. Sobre los datos,
 # la definición no obliga a publicarlos enteros: pide **información** suficiente sobre ellos (de dónde salen, cómo se
 # eligieron y se trataron) para que alguien competente pueda construir un sistema equivalente; sí exige el código y
 # los pesos. La mayoría de
