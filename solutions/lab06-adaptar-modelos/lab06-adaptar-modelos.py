@@ -1605,7 +1605,8 @@ with hidden("contamination_rate: acentos compuestos y descompuestos, tabuladores
 # «Modelo abierto» no es un sí o un no. Se pueden publicar los pesos, el código de entrenamiento e inferencia, el
 # tokenizador (versionado), la configuración (arquitectura, contexto, formato de chat), los datos (o información
 # suficiente sobre ellos), la receta completa, la evaluación y la ficha del modelo, cada pieza con su licencia.
-# La definición de IA de código abierto de la OSI (versión 1.0, 2024) exige las libertades de usar, estudiar, modificar y compartir, y eso no se cumple con solo poder descargar los pesos. Sobre los datos,
+# La definición de IA de código abierto de la OSI (versión 1.0, 2024) exige las libertades de usar, estudiar,
+# modificar y compartir, y eso no se cumple con solo poder descargar los pesos. Sobre los datos,
 # la definición no obliga a publicarlos enteros: pide **información** suficiente sobre ellos (de dónde salen, cómo se
 # eligieron y se trataron) para que alguien competente pueda construir un sistema equivalente; sí exige el código y
 # los pesos. La mayoría de
