@@ -166,13 +166,13 @@ mensajes = [
 #
 # Una pieza de BPE puede ser una palabra entera («hola»), un fragmento («inter», «nacional» e «ización» salen de
 # una sola palabra larga), la puntuación, una palabra con su espacio de delante pegado, un byte suelto para lo que
-# el vocabulario no cubre o un marcador de control (`<|user|>`, `<|assistant|>`). Los tokenizadores habituales son de la familia
-# BPE o de la de SentencePiece, y un vocabulario mayor parte el texto en menos tokens a cambio de una tabla de
-# embeddings y una proyección de salida más grandes. En nuestra petición se nota en cuatro sitios: «incidencia
-# técnica documentada» puede costar más tokens de los que aparenta; el JSON de salida son llaves, comillas y
-# nombres de campo, y cualquier texto de más rompe el *parser*; un documento pegado son miles de tokens que
-# pueden desplazar a las instrucciones; y el código o los registros se parten en trozos raros que encarecen la
-# llamada.
+# el vocabulario no cubre o un marcador de control (`<|user|>`, `<|assistant|>`). Los tokenizadores habituales
+# son de la familia BPE o de la de SentencePiece, y un vocabulario mayor parte el texto en menos tokens a cambio
+# de una tabla de embeddings y una proyección de salida más grandes. En nuestra petición se nota en cuatro
+# sitios: «incidencia técnica documentada» puede costar más tokens de los que aparenta; el JSON de salida son
+# llaves, comillas y nombres de campo, y cualquier texto de más rompe el *parser*; un documento pegado son miles
+# de tokens que pueden desplazar a las instrucciones; y el código o los registros se parten en trozos raros que
+# encarecen la llamada.
 #
 # Un ID no es una coordenada: el token 15339 no tiene por qué parecerse al 15340. La semejanza vive en los
 # embeddings, no en los números de la tabla.
@@ -1470,7 +1470,8 @@ plt.show()
 # solo sale si los pesos están cuantizados: 14 GB de pesos FP16 más 17.18 GB de caché GQA-8 son 31.18 GB. Con
 # pesos de 4 bits son 3.5 + 17.18 = 20.68 GB, y con la caché en FP8, 12.09 GB (FP8 o INT8 es hoy el punto de
 # partida para la caché; por debajo de 8 bits hacen falta métodos como KIVI o KVQuant, lab 07). Dos errores
-# típicos: mirar solo el contexto máximo, y creer que cuantizar los pesos encoge también la caché (son dos mandos distintos).
+# típicos: mirar solo el contexto máximo, y creer que cuantizar los pesos encoge también la caché (son dos
+# mandos distintos).
 #
 # ### Ejercicio 5 · `fits_on_device` (3 puntos · dificultad ★★☆ · ~20 min)
 #
