@@ -838,7 +838,8 @@ with hidden("LoRALinear: otros tamaños, sin sesgo, alpha ≠ 2r y r = 1"):
 # Entrenado el adaptador, hay dos maneras de usarlo. Puedes **fusionarlo**: `W' = W + (α/r)·BA` tiene la forma
 # de `W`, así que el modelo final no tiene ni una multiplicación de más al generar. O puedes **mantenerlo
 # aparte**: una sola copia de la base compartida y un adaptador pequeño por cliente o por tarea, que se cambia
-# sin recargar el modelo. Fusionar es sumar una matriz; lo fácil es sumarla mal.
+# sin recargar el modelo. Fusionar es sumar una matriz (y deshacerlo, restar la misma, `W = W' − (α/r)·BA`, salvo
+# redondeo); lo fácil es sumarla mal.
 #
 # ### Ejercicio 7 · `merge_lora`, encuentra los errores (2 puntos · dificultad ★☆☆ · ~10 min)
 #
@@ -1828,10 +1829,10 @@ detecta("adaptador sobre otra base", lambda: check_true(
     "la huella de la base no coincide con la del adaptador"))
 
 # %% [markdown]
-# Dos más, de fórmula, que cazan las comprobaciones de los ejercicios 1 y 5: la entropía cruzada con `log10`
-# da 0.611 en vez de 1.408 (`−log10 0.244728`; el curso mide en nats, con el logaritmo natural), y contar LoRA
-# como `2·r·d` solo vale en matrices cuadradas: en una de 4096 × 11008 con `r = 8` son `8·(4096 + 11008)` =
-# 120 832 parámetros, no 65 536.
+# Dos más, de fórmula, que cazan la comprobación del ejercicio 1 y las pruebas ocultas del 5: la entropía
+# cruzada con `log10` da 0.611 en vez de 1.408 (`−log10 0.244728`; el curso mide en nats, con el logaritmo
+# natural), y contar LoRA como `2·r·d` solo vale en matrices cuadradas: en una de 4096 × 11008 con `r = 8` son
+# `8·(4096 + 11008)` = 120 832 parámetros, no 65 536.
 #
 # Y uno que no se caza con un `check` pero sí con un número: **cuantizar sin medir**. Bajar bits reduce la memoria
 # (mira la sección 8) pero puede costar calidad; la única forma de saberlo es comparar antes y después. En la tabla
