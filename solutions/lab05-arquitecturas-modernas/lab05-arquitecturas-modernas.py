@@ -1036,6 +1036,9 @@ plt.show()
 # en matemáticas y código de varios pasos y pequeñas en preguntas de sentido común o de datos; el precio es
 # latencia y tokens facturados por cada respuesta.
 #
+# En símbolos, la autoconsistencia muestrea `M` cadenas `r⁽ᵐ⁾ ~ p(r | x)`, saca de cada una su respuesta
+# `a⁽ᵐ⁾ = extraer(r⁽ᵐ⁾)` y se queda con la más votada, `â = moda(a⁽¹⁾, …, a⁽ᴹ⁾)`.
+#
 # Las cadenas son texto libre: antes de votar hay que encontrar en cada una su respuesta final. Primero el voto
 # con las respuestas ya extraídas; el capítulo lo ilustra con cinco rutas que responden 14:30, 14:30, 14:00,
 # 14:30 y 14:45.
