@@ -11,8 +11,8 @@
 #
 # [![Abrir en Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/llmlab-curso/llmlab/blob/main/labs/lab08-servir-un-modelo/lab08-servir-un-modelo.ipynb)
 #
-# **Capítulo 07** de *Facsímil 03 · Arquitecturas y modelos* · duración estimada: **4 horas y media**
-# (120 min de lectura y figuras y 2 h 30 min de ejercicios y de la pregunta razonada; cada ejercicio indica su
+# **Capítulo 07** de *Facsímil 03 · Arquitecturas y modelos* · duración estimada: **4 horas**
+# (90 min de lectura y figuras y 2 h 30 min de ejercicios y de la pregunta razonada; cada ejercicio indica su
 # tiempo y su dificultad)
 #
 # Que un modelo conteste bien a una pregunta en tu portátil no dice casi nada de lo que pasará cuando lo usen
