@@ -1684,7 +1684,8 @@ detecta("«continuo» que espera al más largo", lambda: check_equal(
 # caché paginada redondeando hacia abajo: con 100, 37 y 250 tokens en bloques de 16 hacen falta 7 + 3 + 16 = 26
 # bloques (416 huecos para 387 tokens, como en la sección 4, donde el asignador redondea hacia arriba); con
 # `floor` salen 23, 368 huecos, y ni siquiera caben los tokens.
-#
+
+# %% [markdown]
 # ## 9. Pregunta para razonar (corrección manual · 3 puntos · ~25 min)
 #
 # Una cadena de almacenes quiere un asistente para sus terminales de mano: el operario hace una foto de una caja
