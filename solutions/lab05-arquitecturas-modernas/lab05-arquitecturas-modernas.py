@@ -125,6 +125,42 @@ LONGITUDES = [128, 256, 512, 1024, 2048]  # longitudes de secuencia en la medida
 # un agente con herramientas, una cadena multimodal, un modelo local cuantizado). RAG, por ejemplo, no es una
 # capa de la red: es un buscador que le pasa documentos al modelo.
 #
+# El Transformer es una familia entre varias. Las que conviene reconocer por su nombre, con la idea que las
+# define:
+#
+# | familia | idea central | dónde aparece | para recordar |
+# |---|---|---|---|
+# | MLP | capas densas que transforman un vector | datos tabulares; dentro de cada bloque Transformer | no mezcla posiciones |
+# | CNN | filtros locales que recorren la entrada | imagen, audio, visión industrial | rinde cuando importa el vecindario |
+# | RNN, LSTM, GRU | leen en orden y arrastran un estado | series temporales, el PLN de antes del Transformer | referencia histórica; hoy compite con Transformer y SSM |
+# | Transformer | la atención mezcla información entre posiciones | LLM, traducción, visión, multimodal | domina el lenguaje, pero no es la única |
+# | GNN | cada nodo de un grafo intercambia mensajes con sus vecinos | química, redes sociales o de transporte, grafos de conocimiento | cuando los datos ya son un grafo |
+# | autocodificador, VAE | comprimir en un espacio latente y reconstruir | generación, compresión, representaciones | de aquí sale la idea de espacio latente |
+# | difusión | aprender a quitar ruido paso a paso | imagen, audio, vídeo | genera deshaciendo un proceso que añade ruido |
+# | SSM (Mamba) | un estado de tamaño fijo que se actualiza con cada token | secuencias largas, lengua, audio, señales | coste `O(n)`; a menudo en híbridos (sección 7) |
+#
+# Las arquitecturas de sistema, a su vez, se reconocen por lo que juntan:
+#
+# | sistema | qué junta | cuándo tiene sentido |
+# |---|---|---|
+# | RAG | buscador, base de documentos, generador y, a menudo, citas o validadores | conocimiento que cambia o que es privado |
+# | agente con herramientas | el modelo y las herramientas que puede llamar, con sus permisos, una memoria, quien evalúa y quien orquesta | tareas de varios pasos con acciones fuera del modelo |
+# | cadena multimodal | codificadores de imagen, audio o documentos, conectores y un LLM | facturas, fotos, capturas, vídeo, voz |
+# | modelo local cuantizado | pesos comprimidos, un motor local y los límites del hardware | privacidad, coste, *edge*, latencia local |
+#
+# Un caso de soporte muestra por qué conviene separar niveles. Un cliente escribe que compró unos auriculares
+# ayer, que le han llegado rotos y que quiere cambiarlos antes del viernes porque son un regalo. Cada trozo del
+# mensaje pide una pieza distinta del sistema, no del modelo:
+#
+# | trozo del mensaje | qué pide |
+# |---|---|
+# | «han llegado rotos» | clasificar la incidencia: producto o envío |
+# | «cambiarlos» | consultar la política de cambios y devoluciones, un documento que cambia (RAG) |
+# | «antes del viernes» | un plazo con fecha, que se calcula y se comprueba (verificación) |
+# | «son un regalo» | el tono: empatía y una prioridad percibida |
+#
+# Si además adjunta una foto de la caja, entra en juego la tercera palanca.
+#
 # Dentro de los Transformer de lenguaje hay familias según qué leen y qué generan:
 #
 # | familia | lee | genera | ejemplo |
@@ -496,6 +532,16 @@ for i, bloque in enumerate(mini_moe.blocks):
 # $$\text{total} = S + n\,E, \qquad \text{activos} = S + k\,E$$
 #
 # La memoria depende del total (hay que cargar los ocho expertos); el cómputo por token, de los activos.
+#
+# Y contar bien el total y los activos es solo la primera cuenta: un MoE trae cuatro problemas que un
+# modelo denso no tiene.
+#
+# | problema | qué ocurre | por qué importa |
+# |---|---|---|
+# | equilibrio | el enrutador manda demasiados tokens a unos pocos expertos | esos se saturan y los demás apenas aprenden (sección 4) |
+# | comunicación | al entrenar repartido en varios dispositivos, cada token viaja hasta el dispositivo de su experto | latencia y complejidad |
+# | servir | la memoria sigue al total, pero también importa cuántos expertos toca cada lote, dónde viven y cómo se cargan | el número de parámetros no basta para planificar |
+# | interpretar | un experto no tiene una etiqueta humana | «este experto sabe de medicina» no se puede afirmar sin medirlo (primer error de la sección 8) |
 #
 # ### Ejercicio 4 · `parametros_moe`, encuentra el error (2 puntos · dificultad ★☆☆ · ~8 min)
 #
@@ -1008,6 +1054,9 @@ plt.show()
 # sus tests) basta para que aparezca ese comportamiento sin cadenas escritas a mano. Las ganancias son grandes
 # en matemáticas y código de varios pasos y pequeñas en preguntas de sentido común o de datos; el precio es
 # latencia y tokens facturados por cada respuesta.
+#
+# En símbolos, la autoconsistencia muestrea `M` cadenas `r⁽ᵐ⁾ ~ p(r | x)`, saca de cada una su respuesta
+# `a⁽ᵐ⁾ = extraer(r⁽ᵐ⁾)` y se queda con la más votada, `â = moda(a⁽¹⁾, …, a⁽ᴹ⁾)`.
 #
 # Las cadenas son texto libre: antes de votar hay que encontrar en cada una su respuesta final. Primero el voto
 # con las respuestas ya extraídas; el capítulo lo ilustra con cinco rutas que responden 14:30, 14:30, 14:00,
@@ -1734,7 +1783,8 @@ plt.show()
 #    después, con cuidado, el LLM); el codificador visual se queda congelado.
 #
 # Otras familias conectan de otro modo: Flamingo deja la secuencia de texto como está y añade capas de
-# atención cruzada que miran los vectores visuales, y la tendencia de 2025 (Qwen-VL, InternVL, Llama 4) es la
+# atención cruzada que miran los vectores visuales; los modelos «encarnados» como PaLM-E meten en la misma
+# secuencia texto, imágenes y lo que observa y hace un robot; y la tendencia de 2025 (Qwen-VL, InternVL, Llama 4) es la
 # multimodalidad nativa o «fusión temprana»: imagen y texto se entrenan juntos desde el principio en lugar de
 # pegar un codificador ya entrenado.
 #

@@ -127,6 +127,21 @@ PREGUNTAS_EM = 24  # preguntas de validación de la evaluación por coincidencia
 # | control local | un modelo de pesos abiertos con licencia compatible | se ejecuta y adapta en tu máquina |
 # | máxima calidad general | un modelo grande por API | a veces el coste compensa |
 #
+# Detrás de cada fila hay una pregunta práctica con su familia de técnicas: aprovechar un modelo ya entrenado
+# es *transfer learning*; acercarlo a tu dominio, ajuste fino o ajuste a instrucciones; entrenar pocos
+# parámetros, LoRA, adaptadores o QLoRA; hacerlo más pequeño, destilación y cuantización; poder ejecutarlo y
+# modificarlo con permiso, un modelo abierto con su licencia y su documentación. Cuatro casos cercanos:
+#
+# | caso | lo que cambia a menudo | lo que se entrena o se comprime |
+# |---|---|---|
+# | tienda en línea | precios, existencias, plazos y políticas: RAG | el tono, primero con ejemplos en el prompt; LoRA si se repite mucho |
+# | departamento de compras | los presupuestos en PDF: extracción, validación y RAG | un JSON desordenado se arregla con SFT o LoRA y muy buenos ejemplos; respuestas largas y caras, con un modelo pequeño destilado para esa tarea |
+# | aplicación de portátil | nada: tiene que caber, ir rápida y salir barata | un modelo de pesos abiertos cuantizado; QLoRA para adaptarlo y cuantización para servirlo |
+# | equipo docente | el temario de cada semana: prompt y evaluación primero | un ajuste ligero solo si el mismo encargo se repite cada semana |
+#
+# En todos, el mismo orden: definir la tarea, construir la evaluación, probar la base, probar un buen prompt o
+# RAG, adaptar solo si hace falta, comprimir si compensa y, antes de publicar, revisar la licencia.
+#
 # Un modelo útil llega hasta ti después de varias fases, y cada una deja algo distinto:
 #
 # | fase | qué aprende el modelo | con qué datos, por ejemplo |
@@ -135,6 +150,18 @@ PREGUNTAS_EM = 24  # preguntas de validación de la evaluación por coincidencia
 # | ajuste a instrucciones | a seguir una orden («resume», «extrae los campos», «clasifica») | pares instrucción → respuesta |
 # | ajuste al dominio | el vocabulario y las costumbres de un sector o una tarea | respuestas de soporte, contratos, código interno |
 # | evaluación | nada: decide si la adaptación ayuda o estropea | casos reales propios, comparados con la base |
+#
+# Cada fase, y cada forma de adaptar, optimiza algo distinto con datos distintos. El preentrenamiento causal
+# minimiza `L = −Σ_t log p(x_t | x_<t)` sobre todo el texto; el resto cambia la entrada, el objetivo o ambos:
+#
+# | forma de entrenar | qué entra | qué se optimiza | qué sale | qué revisar |
+# |---|---|---|---|---|
+# | preentrenamiento causal | texto tokenizado `x_1 … x_T` | `−Σ log p(x_t \| x_<t)` | un modelo base | mezcla, duplicados, idiomas, licencias, pruebas filtradas |
+# | texto a texto, eliminar ruido | texto con huecos, o entrada → salida | reconstruir lo oculto o la salida esperada | una base transferible | cómo se generan los huecos, las tareas y las plantillas |
+# | SFT, ajuste a instrucciones | instrucción, contexto opcional, respuesta ideal | entropía cruzada solo en la respuesta (ejercicio 4) | un modelo que respeta el formato pedido | si las respuestas son buenas, si las instrucciones varían, si hay ejemplos que se contradicen |
+# | preferencias | prompt, elegida, rechazada | subir la probabilidad relativa de la elegida (DPO, sección 10) | un modelo o adaptador alineado con un criterio | quién decide, con qué criterio, sesgo hacia lo largo |
+# | razonamiento verificable | un problema con su solución, sus pasos o un comprobador | recompensar las soluciones cuyo resultado se puede comprobar | un modelo más fiable en problemas con estructura | separar entrenamiento y prueba; no memorizar plantillas |
+# | destilación | entradas con lo que produjo el profesor: logits, respuestas o trazas | acercar la distribución del alumno a la del profesor (KL, sección 9) | un alumno más barato | lo que se pierde fuera de la tarea |
 #
 # Cuando sí hay que entrenar, todo se reduce a lo mismo que en el preentrenamiento: una pérdida, su gradiente y
 # un paso `θ' = θ − η ∇_θ L` (con `η` del orden de `2·10⁻⁵` en un ajuste completo). Empecemos por ese
@@ -680,6 +707,10 @@ plt.show()
 # | QLoRA | LoRA sobre una base congelada cuantizada a **4 bits (NF4)**, con doble cuantización | entrena modelos grandes en una sola GPU |
 # | ajuste completo | todos los pesos | la referencia, y el más caro en memoria |
 #
+# La fila del ajuste completo tiene dos caras: mucha capacidad de cambio a cambio de mucha memoria y cálculo;
+# puede cambiar el comportamiento a fondo, pero con datos estrechos olvida; y deja un único modelo ajustado,
+# así que guardar y servir muchas variantes sale caro (cada una pesa lo que la base).
+#
 # Antes de elegir cualquiera, ten un conjunto de evaluación con casos reales (diez, cincuenta, cien): sin él no
 # sabrás si la técnica elegida ha servido.
 #
@@ -807,7 +838,8 @@ with hidden("LoRALinear: otros tamaños, sin sesgo, alpha ≠ 2r y r = 1"):
 # Entrenado el adaptador, hay dos maneras de usarlo. Puedes **fusionarlo**: `W' = W + (α/r)·BA` tiene la forma
 # de `W`, así que el modelo final no tiene ni una multiplicación de más al generar. O puedes **mantenerlo
 # aparte**: una sola copia de la base compartida y un adaptador pequeño por cliente o por tarea, que se cambia
-# sin recargar el modelo. Fusionar es sumar una matriz; lo fácil es sumarla mal.
+# sin recargar el modelo. Fusionar es sumar una matriz (y deshacerlo, restar la misma, `W = W' − (α/r)·BA`, salvo
+# redondeo); lo fácil es sumarla mal.
 #
 # ### Ejercicio 7 · `merge_lora`, encuentra los errores (2 puntos · dificultad ★☆☆ · ~10 min)
 #
@@ -986,7 +1018,8 @@ plt.show()
 # Mira tres cosas en la tabla y en la figura. **Cuánto** se entrena: LoRA mueve una fracción pequeña de los
 # parámetros. **Qué** se consigue: la perplejidad en respuestas que el modelo nunca vio. **Qué se pierde**: la
 # última columna mide el texto normal del corpus; un ajuste que solo ve conversaciones olvida parte de lo que
-# sabía (el *olvido catastrófico*), y congelar la base es una de las defensas.
+# sabía (el *olvido catastrófico*), y congelar la base es una de las defensas. Un caso típico: 2 000 ejemplos de un
+# único formato de contrato bastan para que el modelo redacte mejores contratos y conteste peor a todo lo demás.
 #
 # Congelar la base no es la única defensa contra el olvido. Las habituales, y qué cuestan:
 #
@@ -1145,7 +1178,9 @@ for n in nombres:
 # Una etiqueta dura dice «la respuesta es París» y nada más. Un modelo grande que ya sabe geografía dice algo
 # más rico: París 0.82, Lyon 0.10, Madrid 0.05, azul 0.03. Esa distribución (los *soft targets*) enseña que Lyon
 # es un error razonable y «azul» un disparate. La **destilación** entrena un modelo pequeño, el alumno, para que
-# imite esas distribuciones del profesor.
+# imite esas distribuciones del profesor. Piensa en una academia que prepara a un ayudante: darle solo las
+# soluciones finales es entrenar con etiquetas duras; explicarle los matices y las dudas, con distribuciones
+# suaves (o con los razonamientos); elegir qué casos estudia, con datos de adaptación escogidos.
 #
 # Para que las probabilidades pequeñas pesen, se suavizan con una **temperatura** `T > 1` antes de la softmax:
 # `p^(T) = softmax(z / T)`. Con los logits del profesor `[4, 2, 0]`, `T = 1` da `[0.867, 0.117, 0.016]` y `T = 2`
@@ -1178,7 +1213,8 @@ plt.show()
 #
 # Vale 0 solo si las dos distribuciones coinciden y **no es simétrica**: el primer argumento es la distribución de
 # referencia (el profesor) y pesa cada término. Con el alumno `[3, 2.5, 0.5]` a `T = 2`, el capítulo obtiene
-# `KL(profesor ‖ alumno) = 0.066603`; al revés sale 0.069185, otro número.
+# `KL(profesor ‖ alumno) = 0.066603`; al revés sale 0.069185, otro número. Sin suavizar (`T = 1`, el profesor
+# `[0.867, 0.117, 0.016]` y el alumno `[0.592, 0.359, 0.049]`) la misma KL vale 0.181197.
 #
 # ### Ejercicio 8 · `kl_divergence` (2 puntos · dificultad ★☆☆ · ~10 min)
 #
@@ -1467,7 +1503,16 @@ with hidden("dpo_loss: márgenes enormes, otras β y casos aleatorios"):
 #
 # Para auditarlos hay herramientas hechas: DataTrove y NeMo Curator filtran y deduplican a gran escala; Evaluate,
 # Lighteval y lm-evaluation-harness ejecutan evaluaciones reproducibles; HELM compara modelos en muchos escenarios.
-# Ninguna sustituye leer una muestra a mano.
+# Ninguna sustituye leer una muestra a mano. Un flujo mínimo de trabajo profesional, en cinco momentos:
+#
+# 1. antes de entrenar, perfilar los datos: filtrar, quitar duplicados, detectar el idioma, mirar longitudes,
+#    datos personales y ejemplos de baja calidad;
+# 2. antes de tocar un peso, congelar las particiones de entrenamiento, validación y prueba con sus hashes y la
+#    versión del conjunto;
+# 3. después de adaptar, evaluar con una herramienta reproducible (Lighteval, lm-evaluation-harness, Evaluate o
+#    un arnés propio);
+# 4. antes de publicar, pasar la evaluación privada, no solo las pruebas públicas;
+# 5. si hay RAG, evaluar por capas: recuperación, contexto, respaldo en las fuentes, citas y saber abstenerse.
 
 # %%
 muestra = DS.sample_sources({"web": 0.7, "código": 0.2, "matemáticas": 0.1}, 10_000, seed=SEMILLA)
@@ -1558,10 +1603,11 @@ with hidden("contamination_rate: acentos compuestos y descompuestos, tabuladores
 # %% [markdown]
 # ## 12. ¿Abierto? Depende de qué
 #
-# «Modelo abierto» no es un sí o un no. Se pueden publicar los pesos, el código de entrenamiento e inferencia, los
-# datos (o información suficiente sobre ellos), la receta completa, la evaluación y la ficha del modelo, cada
-# pieza con su licencia. La definición de IA de código abierto de la OSI (versión 1.0, 2024) exige las libertades
-# de usar, estudiar, modificar y compartir, y eso no se cumple con solo poder descargar los pesos. Sobre los datos,
+# «Modelo abierto» no es un sí o un no. Se pueden publicar los pesos, el código de entrenamiento e inferencia, el
+# tokenizador (versionado), la configuración (arquitectura, contexto, formato de chat), los datos (o información
+# suficiente sobre ellos), la receta completa, la evaluación y la ficha del modelo, cada pieza con su licencia.
+# La definición de IA de código abierto de la OSI (versión 1.0, 2024) exige las libertades de usar, estudiar,
+# modificar y compartir, y eso no se cumple con solo poder descargar los pesos. Sobre los datos,
 # la definición no obliga a publicarlos enteros: pide **información** suficiente sobre ellos (de dónde salen, cómo se
 # eligieron y se trataron) para que alguien competente pueda construir un sistema equivalente; sí exige el código y
 # los pesos. La mayoría de
@@ -1783,6 +1829,11 @@ detecta("adaptador sobre otra base", lambda: check_true(
     "la huella de la base no coincide con la del adaptador"))
 
 # %% [markdown]
+# Dos más, de fórmula, que cazan la comprobación del ejercicio 1 y las pruebas ocultas del 5: la entropía
+# cruzada con `log10` da 0.611 en vez de 1.408 (`−log10 0.244728`; el curso mide en nats, con el logaritmo
+# natural), y contar LoRA como `2·r·d` solo vale en matrices cuadradas: en una de 4096 × 11008 con `r = 8` son
+# `8·(4096 + 11008)` = 120 832 parámetros, no 65 536.
+#
 # Y uno que no se caza con un `check` pero sí con un número: **cuantizar sin medir**. Bajar bits reduce la memoria
 # (mira la sección 8) pero puede costar calidad; la única forma de saberlo es comparar antes y después. En la tabla
 # de QLoRA del informe del proyecto (`llmlab/data/adapters/REPORT.md`) está la perplejidad de `es-base` cuantizado

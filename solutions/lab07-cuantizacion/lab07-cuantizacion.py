@@ -1253,6 +1253,22 @@ plt.show()
 # también aprovecha bien sus 16 códigos; frente a la rejilla uniforme simétrica, sin ese truco, NF4 gana con
 # cualquier bloque. Que NF4 no sea la mejor rejilla para el error cuadrático (reparte los pesos por igual entre
 # niveles, no minimiza la distancia) explica que, con los bloques de 64, la ventaja sea de unos pocos por ciento.
+#
+# Con esto ya conoces las piezas de los nombres que aparecen en las fichas de los modelos. Los métodos que se
+# citan más, y dónde encaja cada uno:
+#
+# | método | la idea | dónde encaja |
+# |---|---|---|
+# | GPTQ | cuantiza después de entrenar, peso a peso, corrigiendo los que faltan para que la salida de la capa cambie lo menos posible (usa información de segundo orden) | servir a 3-4 bits perdiendo poca calidad |
+# | AWQ | mira qué canales de la entrada son grandes en las activaciones y protege los pesos que los multiplican | generar deprisa en GPU con pesos de 4 bits |
+# | NF4 (bitsandbytes) | el tipo de 4 bits de esta sección, con doble cuantización de las escalas | entrenar adaptadores con poca memoria (QLoRA) |
+# | GGUF / llama.cpp | bloques de escala y códigos como Q4_0 y Q8_0 (sección 7) | CPU, portátiles, prototipos sin GPU |
+# | FP8 | números en coma flotante de 8 bits que las GPU recientes calculan directamente (sección 6) | entrenar e inferir a gran escala |
+#
+# Todo lo de este lab cuantiza **pesos**. Cuantizar también las **activaciones** (para multiplicar entero por
+# entero) es otro problema, porque sus valores atípicos cambian con cada entrada; SmoothQuant traslada parte de
+# esa dificultad de las activaciones a los pesos con un reescalado por canal, para que las dos cosas quepan en
+# enteros. En los dos casos, la regla es la de la sección 3: medir antes y después.
 
 # %% [markdown]
 # ## 8. El modelo del curso, cuantizado
@@ -1554,6 +1570,10 @@ for capa in range(modelo.config.n_layers):
 # mediana de sus canales, y la figura lo dibuja. En modelos grandes ese cociente llega a decenas; a la derecha
 # lo simulamos con un canal 40 veces mayor, donde la escala por canal gana con claridad. Si en `es-base` el
 # cociente es pequeño, los dos errores se parecen.
+#
+# En la práctica de 2026, una caché en FP8 o INT8 es el punto de partida razonable en los motores de
+# inferencia. Bajar a 2-4 bits (KIVI, KVQuant) se puede, pero pide algoritmos propios, calibración y núcleos de
+# cálculo hechos a medida: no es un interruptor «Q4» como el de los pesos.
 
 # %%
 claves = cache_f32.keys[0][0]  # (cabezas, tokens, head_dim) de la primera capa

@@ -130,7 +130,9 @@ for nombre, h_kv in {"MHA": 32, "GQA": 8, "MQA": 1}.items():
 # %% [markdown]
 # Con MHA la caché (17.18 GB) **pesa más que los pesos en 16 bits** (14 GB): un servidor con ese modelo necesita
 # 31.18 GB antes de contar activaciones ni margen. GQA con 8 grupos la deja en 4.29 GB y MQA en 0.54 GB. Fíjate
-# también en las dos unidades: 17.18 GB son exactamente 16 GiB.
+# también en las dos unidades: 17.18 GB son exactamente 16 GiB. Por cada token de contexto de una conversación,
+# la caché guarda `2 · 32 · H_KV · 128 · 2` bytes: 524 288 (0.5 MiB) con MHA, 131 072 (128 KiB) con GQA-8 y
+# 16 384 (16 KiB) con MQA.
 #
 # ### Ejercicio 1 · `kv_cache_bytes` (2 puntos · dificultad ★☆☆ · ~10 min)
 #
@@ -314,7 +316,9 @@ with hidden("serving_memory_gb: casos aleatorios, caché cuantizada y errores"):
 #
 # Lo que queda libre después de cargar los pesos es para la caché. Si cada conversación de 4096 tokens necesita
 # `M_KV / B` bytes, caben `⌊(memoria − pesos) / caché por conversación⌋`. Algunos servidores además reservan una
-# fracción de la memoria para activaciones y fragmentación (vLLM, por defecto, usa el 90 %).
+# fracción de la memoria para activaciones y fragmentación (vLLM, por defecto, usa el 90 %). Es la cuenta que
+# falla el primer lunes de septiembre en el asistente de una universidad: con cien estudiantes a la vez y
+# conversaciones largas, «el modelo cabe» pasa a ser «el modelo y las cachés de todas las conversaciones no caben».
 #
 # ### Ejercicio 3 · `max_concurrent_sequences`, encuentra los errores (2 puntos · dificultad ★★☆ · ~10 min)
 #
@@ -399,6 +403,18 @@ with hidden("max_concurrent_sequences: reserva, ajuste exacto, casos aleatorios 
 #
 # Con 0.85 s de TTFT, 300 tokens y 45 tokens/s salen 7.52 s. Si el servidor produce 180 tokens/s **en total** y
 # lo comparten 12 personas, cada una ve 15 tokens/s y su respuesta tarda 20.85 s: casi el triple.
+#
+# La misma cuenta se escribe con el tiempo de cada token en lugar de la velocidad,
+# `T_total ≈ T_prefill + n_out · T_decode`: con 0.022 s por token salen 0.85 + 300 · 0.022 = 7.45 s. No es otro
+# resultado: 0.022 es 1/45 = 0.0222… redondeado. Es una calculadora de primer orden, no un banco de pruebas, y
+# sirve para ver por qué una demo engaña. Un prompt suelto en tu portátil puede salir a 80 tokens/s; la prueba
+# honesta son 20 peticiones a la vez, con contexto largo y respuestas de 500 tokens. Y el usuario juzga sobre
+# todo el primer token: con 5 s de TTFT la aplicación parece rota aunque luego escriba deprisa.
+#
+# El dinero sale de las mismas velocidades. Una GPU alquilada a 2.50 $ la hora que produce 1 000 tokens/s entre
+# todos sus usuarios genera 3.6 millones de tokens por hora: 2.50 / 3.6 = 0.694 $ por millón de tokens. Con una
+# API, `coste = n_in · p_in + n_out · p_out`, con un precio por token de entrada y otro de salida. Y la energía
+# por token son vatios entre tokens por segundo: 700 W a 1 000 tokens/s, 0.7 J por token.
 #
 # ### Ejercicio 4 · `total_latency_s` y `shared_latency_s` (2 puntos · dificultad ★☆☆ · ~10 min)
 #
@@ -510,6 +526,11 @@ print("latencia con 1, 6, 12 y 24 usuarios:", ", ".join(f"{latencias[u - 1]:.2f}
 # `es-base`, el modelo base del curso, y a compararlo con lo que predice el modelo de costes de `llmlab.cost`
 # después de **calibrarlo** en esta CPU: su velocidad de multiplicación de matrices, su ancho de banda y el coste
 # fijo por capa de Python y PyTorch.
+#
+# Qué fase domina depende del caso. Una asesoría que pega un contrato de 30 páginas para hacer una pregunta
+# corta vive en el *prefill*; una aplicación a la que se pide una propuesta de dos páginas, en el *decode*; un
+# panel de soporte con 20 personas que comparten el mismo prompt de sistema, en lo que se puede reutilizar entre
+# peticiones (sección 4) y en cómo se agrupan (sección 5).
 
 # %% tags=["nbval-ignore-output"]
 import torch
@@ -708,6 +729,28 @@ for v in VERSIONES:
 # cuantizados del prompt los multiplican núcleos propios, cuyo ritmo lo marcan el número de multiprocesadores de
 # la GPU y su reloj, no su pico tensorial; con esa estructura el modelo acierta también en esas dos GPU (error
 # con cada GPU fuera del ajuste: mediana de un 11 % en *prefill* y de un 4 % en *decode*).
+
+# %% [markdown]
+# Con el *prefill* y el *decode* separados se puede leer el mapa de lo que de verdad acelera. Cada técnica ataca
+# un cuello de botella; el *prefill* se beneficia de los núcleos de atención, del contexto que se reutiliza y del
+# *prefill* a trozos; el *decode*, de la caché KV, la especulativa, los lotes y el ancho de banda; el coste, de
+# cuantizar, destilar, llevar el modelo al borde o elegir otro hardware. El estado de cada capa a 10 de junio de
+# 2026, la fecha de corte del capítulo, y lo que conviene comprobar en tu caso:
+#
+# | capa | técnica | qué mejora | qué comprobar |
+# |---|---|---|---|
+# | núcleos de atención | FlashAttention y variantes que tienen en cuenta la jerarquía de memoria | la misma atención exacta moviendo menos datos | que tu motor los use para tu GPU y tu contexto |
+# | caché KV | PagedAttention, cachés paginadas (sección 4) | menos desperdicio y fragmentación | la memoria real con lote, contexto largo y usuarios a la vez |
+# | planificación | lotes continuos, *prefill* a trozos, caché de prefijos, *prefill* y *decode* en máquinas separadas (vLLM, TensorRT-LLM) | la capacidad con muchas peticiones | p50 y p95 de la latencia, no solo el pico de tokens/s |
+# | decodificación | especulativa (sección 6) | menos tiempo por token generado | la tasa de aceptación frente al coste del borrador |
+# | arquitectura | GQA y MQA (sección 1) | la memoria de la caché | capas, contexto y cabezas KV, no solo parámetros |
+# | cuantización | INT8, FP8, INT4, GPTQ, AWQ, SmoothQuant, GGUF (lab 07) | memoria y a veces velocidad | la calidad tras cuantizar y el soporte real del motor |
+# | destilación | un alumno pequeño que imita al profesor (lab 06) | tamaño y coste | lo que se pierde fuera de la tarea |
+# | borde | llama.cpp con GGUF, MLX, ONNX Runtime, NPU, GPU integradas | privacidad, uso sin red, coste por uso | memoria, temperatura y energía del dispositivo (sección 7) |
+# | medir | MLPerf Inference, una referencia neutral | comparar sistemas enteros | modelo, motor, hardware, lote, precisión y latencia, todo junto |
+#
+# Las mejoras no se suman sin más: una técnica puede mejorar la latencia entre tokens de todos y empeorar el TTFT
+# de uno (lo verás con el *prefill* a trozos de la sección 5).
 
 # %% [markdown]
 # ## 4. La caché KV dentro de un motor de inferencia
@@ -1378,6 +1421,14 @@ for clientes, c in capacidad.items():
 # (con `α = 1` salen `γ + 1`). La heurística del capítulo, «si acepta 3 de cada 4, avanza 3 tokens por pasada»,
 # olvida el token que siempre añade el objetivo: con `α = 0.75` y `γ = 4` salen 3.05.
 #
+# Con decodificación voraz la verificación es una comparación token a token. Si el borrador propone
+# `[5, 7, 9, 2]` y el objetivo, en su única pasada, habría elegido `[5, 7, 1, 4, 8]` en esas cinco posiciones,
+# se aceptan `5` y `7`, el `9` se descarta junto con todo lo que viene detrás y el objetivo pone su `1`: avanzan
+# tres tokens, `[5, 7, 1]`. Si los cuatro coinciden, avanzan cinco (los cuatro y el quinto del objetivo). El
+# texto es siempre el que el objetivo habría escrito solo. Lo que cuesta es el borrador: si cada paso suyo vale
+# `c` pasos del objetivo, la aceleración es `E / (γ · c + 1)`; con `α = 0.75`, `γ = 4` y `c = 0.05`,
+# 3.05 / 1.2 = 2.54 veces.
+#
 # ### Ejercicio 8 · `expected_tokens_per_pass` (2 puntos · dificultad ★☆☆ · ~10 min)
 #
 # Escribe `expected_tokens_per_pass(alpha, gamma)`, que devuelve `E` como `float`. Con `alpha = 1` debe
@@ -1490,8 +1541,12 @@ plt.show()
 # ## 7. ¿En el dispositivo o en la nube?
 #
 # Llevar el modelo al dispositivo (*edge*: un portátil, un móvil, un terminal del almacén) da funcionamiento sin
-# red, latencia sin viaje de ida y vuelta y control de los datos; a cambio, la memoria, la energía, la temperatura
-# y el mantenimiento mandan. Una regla mínima para decidir:
+# red, latencia sin viaje de ida y vuelta, control de los datos, un coste marginal bajo (muchas inferencias
+# locales salen más baratas que otras tantas llamadas remotas) y personalización; a cambio, mandan la memoria (el
+# modelo, la caché y la aplicación tienen que caber), la energía, la temperatura (el chip se frena al
+# calentarse), los motores (cada formato rinde distinto en una CPU, una GPU, una NPU o un chip de Apple) y el
+# mantenimiento (actualizar cien modelos repartidos cuesta más que cambiar de API). Una regla mínima para
+# decidir:
 #
 # 1. el modelo **cabe** en el dispositivo si pesos + caché KV ≤ memoria · (1 − reserva), donde la reserva es para
 #    el sistema y la propia aplicación;
@@ -1622,6 +1677,13 @@ detecta("error de cuantización medido contra la matriz ya cuantizada", lambda: 
 # 6. Lotes continuos que esperan como los estáticos.
 detecta("«continuo» que espera al más largo", lambda: check_equal(
     C.simulate_batching([8, 2, 2, 2], 2, "static").steps, 8, what="pasos con lotes continuos"))
+
+# %% [markdown]
+# Dos más, de cuentas. Dividir la capacidad entre los usuarios dos veces (180 / 12 / 12 = 1.25 tokens/s): la
+# respuesta pasaría de 20.85 a 240.85 s, y la comprobación del ejercicio 4 lo caza. Y contar los bloques de la
+# caché paginada redondeando hacia abajo: con 100, 37 y 250 tokens en bloques de 16 hacen falta 7 + 3 + 16 = 26
+# bloques (416 huecos para 387 tokens, como en la sección 4, donde el asignador redondea hacia arriba); con
+# `floor` salen 23, 368 huecos, y ni siquiera caben los tokens.
 
 # %% [markdown]
 # ## 9. Pregunta para razonar (corrección manual · 3 puntos · ~25 min)

@@ -164,6 +164,16 @@ mensajes = [
 # - **caracteres**: un token por carácter Unicode;
 # - **BPE**: el tokenizador de `es-chat`, que une los pares de bytes más frecuentes de su corpus en piezas.
 #
+# Una pieza de BPE puede ser una palabra entera («hola»), un fragmento («inter», «nacional» e «ización» salen de
+# una sola palabra larga), la puntuación, una palabra con su espacio de delante pegado, un byte suelto para lo que
+# el vocabulario no cubre o un marcador de control (`<|user|>`, `<|assistant|>`). Los tokenizadores habituales
+# son de la familia BPE o de la de SentencePiece, y un vocabulario mayor parte el texto en menos tokens a cambio
+# de una tabla de embeddings y una proyección de salida más grandes. En nuestra petición se nota en cuatro
+# sitios: «incidencia técnica documentada» puede costar más tokens de los que aparenta; el JSON de salida son
+# llaves, comillas y nombres de campo, y cualquier texto de más rompe el *parser*; un documento pegado son miles
+# de tokens que pueden desplazar a las instrucciones; y el código o los registros se parten en trozos raros que
+# encarecen la llamada.
+#
 # Un ID no es una coordenada: el token 15339 no tiene por qué parecerse al 15340. La semejanza vive en los
 # embeddings, no en los números de la tabla.
 
@@ -466,6 +476,13 @@ plt.show()
 # fallo más silencioso, porque ni el texto que se ve ni la perplejidad lo delatan: solo contando los IDs se
 # nota (y en modelos más grandes suele torcer la salida de formas difíciles de rastrear). Regla práctica: el
 # tokenizador o la plantilla ponen el BOS, **nunca los dos**, y en las pruebas se comprueba que hay exactamente uno.
+#
+# El resto de la higiene de plantillas cabe en una lista corta: aplicar la plantilla con `apply_chat_template` (o
+# con la propia del modelo en llama.cpp, vLLM o SGLang) en lugar de escribirla a mano; saber si el modelo es base,
+# instruido, de chat, de razonamiento o de herramientas (sección 14); mirar qué tokens usa de BOS y de EOS;
+# escribir prompts de sistema breves; seguir al pie de la letra el esquema de las herramientas; y, si la
+# aplicación cambia de modelo, cambiar también de plantilla. Una plantilla fija en el código es una fuente
+# habitual de evaluaciones injustas de modelos locales.
 
 # %% [markdown]
 # ## 3. Dentro del modelo: de los IDs a los logits
@@ -761,9 +778,15 @@ for capa in (0, cfg.n_layers - 1):
 # %% [markdown]
 # Cada fila suma 1 (es una softmax) y solo tiene pesos en posiciones anteriores o en la propia, por la máscara
 # causal. Qué tokens reciben más peso depende del bloque y de la cabeza, y en un modelo tan pequeño no hay que
-# leer demasiado en ello: la fila dice a quién se mira, no por qué. Esa última fila es, en cada bloque y cada
-# cabeza, lo único que el *decode* vuelve a calcular en cada paso; todo lo demás sale de la caché KV, que es
-# lo que llena el prefill de la sección siguiente.
+# leer demasiado en ello: la fila dice a quién se mira, no por qué. En el *prefill* no hay una fila sino `n`: una
+# matriz `n × n` de puntuaciones por cabeza que, escrita entera en memoria, ocupa `O(n²)`. Un núcleo como
+# FlashAttention la calcula por bloques sin escribirla nunca entera en la VRAM (la `scaled_dot_product_attention`
+# de PyTorch, el estilo SDPA, elige un núcleo así cuando el hardware lo permite): el mismo resultado con mucho
+# menos tráfico de memoria, y por eso un motor con buenos núcleos va bastante más rápido con el mismo modelo y
+# el mismo hardware.
+#
+# Esa última fila es, en cada bloque y cada cabeza, lo único que el *decode* vuelve a calcular en cada paso;
+# todo lo demás sale de la caché KV, que es lo que llena el prefill de la sección siguiente.
 
 # %% [markdown]
 # ## 4. Prefill: la caché KV que crea una petición
@@ -853,6 +876,10 @@ plt.show()
 # las palabras (decode), y una conversación larga se nota en las dos cosas, porque la caché crece en cada turno.
 #
 # ## 5. Decode: un token cada vez, con sus candidatos
+#
+# Visto desde fuera, el modelo es una función aprendida: con sus pesos `θ` y la secuencia hasta ahora (el prompt
+# y lo ya generado), `f(θ, secuencia)` devuelve una distribución sobre el token siguiente, y `tok/s` mide cuántas
+# veces por segundo se da la vuelta al bucle.
 #
 # Tras el prefill empieza el bucle. En cada paso el modelo da un logit por token del vocabulario, la softmax lo
 # convierte en probabilidades, la política de decodificación elige uno, se añade a la secuencia (y su clave y
@@ -1264,7 +1291,8 @@ print("¿es la categoría que pide la petición (ampliacion_plazo)?", "sí" if o
 # los modelos de coste de `llmlab.cost` y su catálogo de configuraciones y hardware (cada número con su
 # fuente). La petición: los 12 000 tokens de entrada del capítulo (el prompt con la normativa pegada) y 300 de
 # salida, con Llama 3.1 8B en FP16. El precio por hora de la GPU es el parámetro `PRECIO_GPU_HORA`: un supuesto,
-# no un dato del catálogo.
+# no un dato del catálogo. El tiempo total sigue la cuenta del lab 08, `T_total ≈ T_prefill + n_out · T_decode`:
+# el TTFT lo pone sobre todo el *prefill* de los 12 000 tokens, y el resto, los 300 pasos de *decode*.
 #
 # Los tiempos salen de `C.predict_request`, que usa el perfil más reciente de llama.cpp (los factores de
 # eficiencia ajustados con tablas publicadas de ese programa, ver lab 08) y da cada tiempo con su **banda**: el
@@ -1440,8 +1468,10 @@ plt.show()
 # Que un modelo **admita** 128K tokens no quiere decir que **quepan** en tu GPU. La guía pone el caso de una
 # GPU de 24 GB: un 7 B con MHA a 128K no cabe ni de lejos; con GQA «cabe con holgura», dice, pero la cuenta
 # solo sale si los pesos están cuantizados: 14 GB de pesos FP16 más 17.18 GB de caché GQA-8 son 31.18 GB. Con
-# pesos de 4 bits son 3.5 + 17.18 = 20.68 GB, y con la caché en FP8, 12.09 GB. Dos errores típicos: mirar solo
-# el contexto máximo, y creer que cuantizar los pesos encoge también la caché (son dos mandos distintos).
+# pesos de 4 bits son 3.5 + 17.18 = 20.68 GB, y con la caché en FP8, 12.09 GB (FP8 o INT8 es hoy el punto de
+# partida para la caché; por debajo de 8 bits hacen falta métodos como KIVI o KVQuant, lab 07). Dos errores
+# típicos: mirar solo el contexto máximo, y creer que cuantizar los pesos encoge también la caché (son dos
+# mandos distintos).
 #
 # ### Ejercicio 5 · `fits_on_device` (3 puntos · dificultad ★★☆ · ~20 min)
 #
@@ -2155,6 +2185,11 @@ detecta("RoPE aplicado a V", lambda: check_close(v_girado, v_real, atol=1e-5, wh
 # Y un error de enfoque, que no cabe en un `check`: **recapitular con siglas** (QKV, MoE, LoRA, KV). Nombrar una
 # pieza no es entenderla; entenderla es poder decir qué entra, qué sale, cuánto cuesta y un ejemplo, como has
 # hecho con cada etapa de esta llamada.
+#
+# Otros dos del capítulo los cazaste en labs anteriores. Meter en el ajuste fino un conocimiento que cambia cada
+# semana (lab 06, `choose_adaptation`): eso se resuelve con recuperación o con herramientas. Y dar la
+# cuantización por gratis (lab 07): un `quantize` que devuelve la matriz tal cual mide un error de 0, cuando la
+# int8 de una gaussiana de 256 × 256 deja alrededor de un 1 % en `W x` y la de 4 bits, más de diez veces eso.
 #
 # ## 16. Pregunta para razonar: elige modelo y despliegue (corrección manual · 4 puntos · ~45 min)
 #
