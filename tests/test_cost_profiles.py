@@ -424,3 +424,15 @@ def test_predict_request_gives_seconds_with_bands():
     assert v["decode_band"] is None and v["total_band"] is None
     v26 = C.predict_request(spec, get_hardware("a100-80gb-sxm"), 100, 10, "fp16", runtime="vllm")
     assert v26["decode_band"] is not None and v26["ttft_band"] is None and v26["total_band"] is None
+
+
+def test_lab08_states_the_profiles_bandwidth_range():
+    """lab08's sentence «entre el X y el Y % del ancho de banda» is the range of the shipped profiles' bandwidth factors."""
+    import re
+    from pathlib import Path
+
+    script = next(Path(__file__).resolve().parents[1].glob("solutions/lab08-*/lab08-*.py")).read_text(encoding="utf-8")
+    text = " ".join(line.lstrip("# ") for line in script.splitlines())
+    ((low, high),) = re.findall(r"entre el (\d+) y el (\d+) % del ancho de banda", text)
+    factors = [p.efficiency.bandwidth for p in P.profiles()]
+    assert (int(low), int(high)) == (round(100 * min(factors)), round(100 * max(factors)))

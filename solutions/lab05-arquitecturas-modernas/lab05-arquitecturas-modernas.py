@@ -2009,7 +2009,7 @@ detecta("todos los expertos calculados", lambda: check_equal(len(llamadas), 2, w
 # (usa `N·b/8` con 16 y 4 bits), y di qué número de su ficha técnica necesitarías y por qué «activos» puede
 # significar cosas distintas. (b) Interpreta el experimento de la sección 4 con los números de su tabla: ¿se
 # desequilibró alguna capa sin la pérdida auxiliar? ¿Qué consiguió la pérdida auxiliar con cada coeficiente y
-# a qué precio en pérdida de validación? ¿Cómo queda el MoE frente al denso del mismo tamaño activo, en
+# a qué precio en pérdida de validación, y cuánto de eso se sostiene en las tres semillas? ¿Cómo queda el MoE frente al denso del mismo tamaño activo, en
 # pérdida y en tiempo por paso, y por qué el tiempo no es proporcional a los parámetros activos? (c) Nombra
 # dos problemas de servir un MoE que no aparecen en un modelo denso.
 #
@@ -2031,9 +2031,14 @@ detecta("todos los expertos calculados", lambda: check_equal(len(llamadas), 2, w
 # que baja esa carga con 0.01 y con 0.1 y lo que cambia la pérdida de validación, y se nota que la pérdida
 # auxiliar puede quedar por debajo de k sin que las cargas se igualen (con top-2 basta con dar poca
 # probabilidad a los segundos elegidos). El MoE tiene más parámetros totales que el denso con los mismos
-# activos: si su pérdida es mejor, es por esa capacidad extra. El tiempo por paso no sigue a los activos
-# porque repartir los tokens entre expertos (un bucle por experto, índices, copias y el enrutador) cuesta
-# más que un único producto de matrices grande, sobre todo en CPU y con modelos pequeños.
+# activos: si su pérdida es mejor, es por esa capacidad extra. La tabla de las tres semillas pone cada
+# diferencia en su sitio: una que cabe dentro del intervalo de una semilla a otra no dice nada (con estos
+# números, 0.01 no reparte en ninguna semilla y 0.1 reparte de media pero no siempre; las pérdidas de las cuatro
+# ejecuciones se separan menos que lo que cambia cada una con la semilla). En el tiempo, los tres MoE tienen la
+# misma arquitectura: lo que se separan entre sí sus cocientes es el ruido de la medida, y el MoE solo es más
+# lento que el denso si lo es por más que eso. El tiempo por paso no tiene por qué seguir a los activos:
+# repartir los tokens entre expertos (un bucle por experto, índices, copias y el enrutador) añade trabajo que
+# un único producto de matrices grande no tiene, y en CPU y con modelos pequeños ese trabajo pesa.
 #
 # (c) El equilibrio de carga (expertos saturados y otros ociosos), la memoria de todos los expertos aunque
 # cada token use pocos, y en varios dispositivos la comunicación de tokens entre expertos; además, un lote

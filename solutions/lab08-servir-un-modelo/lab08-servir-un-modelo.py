@@ -644,8 +644,8 @@ for n, decode_medido in zip(LONGITUDES_PROMPT, dec_m):
 # 1 o por encima, los pesos caben en la caché del procesador, que es más rápida que la memoria principal cuyo
 # ancho de banda hemos medido: el techo vale para los pesos que vienen de la memoria. En un modelo de miles de
 # millones de parámetros ninguna caché los guarda, y un motor bien hecho se acerca al techo: los perfiles de
-# `llmlab.cost`, ajustados con tablas publicadas de llama.cpp, MLX y vLLM, les atribuyen entre el 81 y el 96 % del
-# ancho de banda de la ficha técnica. Por eso la memoria, y no el cómputo, decide cuántos tokens por segundo da un
+# `llmlab.cost`, ajustados con tablas publicadas de llama.cpp, MLX, transformers y vLLM, les atribuyen entre el 86 y
+# el 100 % del ancho de banda de la ficha técnica. Por eso la memoria, y no el cómputo, decide cuántos tokens por segundo da un
 # modelo grande.
 
 # %% [markdown]
