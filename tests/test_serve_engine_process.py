@@ -85,6 +85,15 @@ def test_the_engine_process_dies_with_the_server(how):
         server.stop()
 
 
+def test_metrics_before_any_request_describe_the_engine_process_cache():
+    with launch("es-chat", max_num_seqs=8, engine_process=True) as process, launch("es-chat", max_num_seqs=8) as thread:
+        def blocks(server):
+            text = httpx.get(server.url + "/metrics", timeout=10).text
+            return next(line for line in text.splitlines() if line.startswith("llmlab_kv_blocks_total"))
+
+        assert blocks(process) == blocks(thread)  # not the one-sequence cache the HTTP process checks requests with
+
+
 def test_an_engine_process_that_dies_fails_its_requests_with_500_and_health_says_503():
     with launch("es-chat", max_num_seqs=4, engine_process=True) as server:
         engine = _engine_pid(server)

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
-import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -107,7 +106,7 @@ def _child_main(conn, spec: EngineSpec) -> None:
     except Exception as err:
         conn.send(("error", f"{type(err).__name__}: {err}"))
         return
-    conn.send(("ready", os.getpid()))
+    conn.send(("ready", (engine.kv_stats(), engine.spec_stats())))
     run_engine_loop(conn, engine)
 
 
@@ -149,6 +148,7 @@ class EngineProcess(EngineThread):
         if kind != "ready":
             self.stop()
             raise RuntimeError(f"the engine process did not start: {info}")
+        self.kv_stats, self._spec_stats = info  # the child's cache, not this process's one-sequence one
         self._thread.start()
         return self
 
