@@ -15,7 +15,8 @@
 7. ``hf``: the engine vs HF ``generate`` batched (left padding, greedy, the same es-chat weights
    through ``llmlab.model.to_hf``) at batch 1, 4, 16, 64 (goal: engine >= 1.5x);
 8. ``server``: the server with 16 streaming clients vs the offline engine with 16 sequences, the
-   same prompts and ``max_tokens`` (``ignore_eos``), in tokens per second (goal: >= 70 %).
+   same prompts and ``max_tokens`` (``ignore_eos``), in tokens per second (goal: >= 70 %), with the
+   engine in the server's thread and in its own process (``--engine-process``).
 
     python benchmarks/bench_serve.py --quick          # a smoke run (about a minute)
     python benchmarks/bench_serve.py                  # everything but the soak (a few minutes)
@@ -352,28 +353,41 @@ def _thread_env() -> dict[str, str]:
 
 
 def bench_server_vs_engine(clients: int, max_tokens: int, requests: int, rounds: int) -> None:
+    import contextlib
+
     model, tok = pretrained.load("es-chat")
     prompts = _chat_prompts(tok, requests)
     params = SamplingParams(max_tokens=max_tokens, temperature=0)
     print(f"\n8) server vs offline engine: {requests} requests of {max_tokens} tokens (ignore_eos), "
-          f"{clients} at a time, greedy; server and engine {torch.get_num_threads()} torch thread(s) each, "
-          f"alternating, best of {rounds}")
-    best_offline = best_served = 0.0
+          f"{clients} at a time, greedy; the engine in the server's thread and in its own process "
+          f"(--engine-process); {torch.get_num_threads()} torch thread(s) each, alternating, best and median "
+          f"of {rounds}")
+    offline, served = [], {"thread": [], "process": []}
     failures = 0
-    with launch("es-chat", max_num_seqs=clients, max_waiting=4 * clients, env=_thread_env()) as server:
-        run_load(server.url, clients=4, max_requests=8, duration_s=None, max_tokens=4)  # warm-up
-        for _ in range(rounds):  # the server idles while the engine runs here, and the other way round
+    with contextlib.ExitStack() as stack:
+        servers = {mode: stack.enter_context(launch("es-chat", max_num_seqs=clients, max_waiting=4 * clients,
+                                                    engine_process=mode == "process", env=_thread_env()))
+                   for mode in served}
+        for server in servers.values():
+            run_load(server.url, clients=4, max_requests=8, duration_s=None, max_tokens=4)  # warm-up
+        for r in range(rounds):  # one runs at a time; the others idle
             engine = Engine(model, tok, max_num_seqs=clients)
             engine.generate(prompts[:2], replace(params, max_tokens=4))
             t0 = time.perf_counter()
             engine.generate(prompts, params)  # all queued at once; at most `clients` run together
-            best_offline = max(best_offline, requests * max_tokens / (time.perf_counter() - t0))
-            report = run_load(server.url, clients=clients, max_requests=requests, duration_s=None,
-                              max_tokens=max_tokens, ignore_eos=True)
-            failures += report.failures
-            best_served = max(best_served, report.throughput_tokens_per_s)
-    print(f"offline engine {best_offline:.0f} tok/s, server {best_served:.0f} tok/s ({failures} failures): "
-          f"server/engine {best_served / best_offline:.2f}")
+            offline.append(requests * max_tokens / (time.perf_counter() - t0))
+            for mode in (list(served) if r % 2 == 0 else list(reversed(served))):
+                report = run_load(servers[mode].url, clients=clients, max_requests=requests, duration_s=None,
+                                  max_tokens=max_tokens, ignore_eos=True)
+                failures += report.failures
+                served[mode].append(report.throughput_tokens_per_s)
+    best, median = max(offline), statistics.median(offline)
+    print(f"{'':16s} {'best tok/s':>11s} {'median':>8s} {'best/best':>10s} {'median/median':>14s}")
+    print(f"{'offline engine':16s} {best:11.0f} {median:8.0f}")
+    for mode, rates in served.items():
+        print(f"{'server, ' + mode:16s} {max(rates):11.0f} {statistics.median(rates):8.0f} {max(rates) / best:10.2f} "
+              f"{statistics.median(rates) / median:14.2f}")
+    print(f"({failures} failures; goal: server/engine >= 0.70)")
 
 
 def main() -> None:

@@ -179,6 +179,8 @@ def _parser() -> _Parser:
                      help="segundos para recibir las cabeceras de una petición; después se cierra la conexión (por defecto 10)")
     srv.add_argument("--body-timeout", type=float, default=30.0, metavar="S",
                      help="segundos para recibir el cuerpo de una petición; después, 408 (por defecto 30)")
+    srv.add_argument("--engine-process", action="store_true",
+                     help="el motor en su propio proceso: no comparte el GIL con el bucle de eventos (más rendimiento con muchos clientes)")
     srv.add_argument("--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"],
                      help="detalle del registro de uvicorn (por defecto warning)")
     srv.add_argument("--models-dir", metavar="CARPETA", help=_MODELS_DIR_HELP)
@@ -428,12 +430,25 @@ def _cmd_serve(args, out) -> int:
         # The default sizes the cache for --max-num-seqs sequences of the whole context: gigabytes
         # for a real model. Half a GiB holds ~11,000 tokens of SmolLM2, enough for 16 clients.
         kv_budget = PUBLISHED_KV_BYTES
+    engine_kwargs = dict(block_size=args.block_size, num_blocks=args.kv_blocks, kv_memory_bytes=kv_budget,
+                         max_num_seqs=args.max_num_seqs, prefix_caching=not args.no_prefix_caching,
+                         num_speculative_tokens=args.num_speculative_tokens)
     try:
-        engine = Engine(model, tok, block_size=args.block_size, num_blocks=args.kv_blocks, kv_memory_bytes=kv_budget,
-                        max_num_seqs=args.max_num_seqs, prefix_caching=not args.no_prefix_caching,
-                        draft_model=draft, num_speculative_tokens=args.num_speculative_tokens)
+        engine = Engine(model, tok, draft_model=draft, **engine_kwargs)
     except ValueError as err:
         raise _UsageError(str(err)) from None
+    spec = None
+    if args.engine_process:
+        from llmlab.serve.engine_process import EngineSpec
+
+        spec = EngineSpec(args.model, draft=args.draft_model, models_dir=args.models_dir, engine_kwargs=engine_kwargs)
+        # This process's engine only checks requests: a KV cache of one sequence is enough.
+        from llmlab.serve.blocks import blocks_needed
+
+        gamma = args.num_speculative_tokens if draft is not None else 0
+        one_sequence = blocks_needed(model.config.max_seq_len + gamma, args.block_size)
+        engine = Engine(model, tok, draft_model=draft, **{**engine_kwargs, "num_blocks": one_sequence,
+                                                          "kv_memory_bytes": None})
     style = _library(pretrained.info, args.model, **where).get("chat_style")
 
     def ready(url: str) -> None:
@@ -446,7 +461,7 @@ def _cmd_serve(args, out) -> int:
               exit_with_stdin=args.exit_with_stdin, log_level=args.log_level, on_ready=ready,
               api_key=args.api_key, header_timeout_s=args.header_timeout, body_timeout_s=args.body_timeout,
               allowed_origins=[o.strip() for o in args.allowed_origins.split(",") if o.strip()]
-              if args.allowed_origins else None)
+              if args.allowed_origins else None, engine_spec=spec)
     except OSError as err:
         raise _UsageError(f"no se pudo escuchar en {args.host}:{args.port}: {err.strerror or err}") from None
     if args.exit_with_stdin:

@@ -1,7 +1,8 @@
 """The real server (``python -m llmlab serve``) on a free loopback port, through the official ``openai``
 client and raw HTTP: same tokens as offline ``generate``, streaming, disconnects, bad input, limits.
 
-One server is started for the whole module (a few seconds); every test leaves it serving.
+One server is started for the whole module (a few seconds), once with the engine in its thread and
+once with the engine in its own process (``--engine-process``); every test leaves it serving.
 """
 
 import asyncio
@@ -25,9 +26,11 @@ from llmlab.serve import SamplingParams, launch, run_load  # noqa: E402
 MAX_NUM_SEQS, MAX_WAITING = 16, 64
 
 
-@pytest.fixture(scope="module")
-def server():
-    with launch("es-chat", max_num_seqs=MAX_NUM_SEQS, max_waiting=MAX_WAITING) as handle:
+@pytest.fixture(scope="module", params=["engine thread", "engine process"])
+def server(request):
+    """Every test runs against both: the engine in the server's thread and in its own process."""
+    with launch("es-chat", max_num_seqs=MAX_NUM_SEQS, max_waiting=MAX_WAITING,
+                engine_process=request.param == "engine process") as handle:
         yield handle
 
 

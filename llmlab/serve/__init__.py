@@ -23,7 +23,9 @@ module, in the order a request meets them:
 - ``engine_thread``, ``protocol``, ``responses``, ``transport``, ``metrics``, ``server``: the HTTP
   side (FastAPI + uvicorn): OpenAI-compatible routes and strict validation, answers and server-sent
   events for ``n`` choices, the edge (API key, CORS, request ids, 408/413, header timeout),
-  Prometheus ``/metrics``, 429.
+  Prometheus ``/metrics``, 429. ``engine_process``: the same engine stepping in its own process
+  (``launch(..., engine_process=True)``, ``serve --engine-process``), so that it does not share
+  the interpreter lock with the event loop.
 - ``launcher``: ``launch("es-chat")`` starts the server from a notebook, and stops it for sure.
 - ``loadgen``: ``run_load(url, clients=16)``: concurrent clients, latency percentiles, throughput.
 

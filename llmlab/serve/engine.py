@@ -12,7 +12,8 @@
 
 ``Engine.generate(prompts, params)`` runs steps until every prompt is done (offline use, lab 08);
 ``LLM("es-chat")`` loads a shipped model and its tokenizer into an engine. The server
-(``llmlab.serve.server``) drives ``step`` from a background thread.
+(``llmlab.serve.server``) drives ``step`` from a background thread, or from a child process
+(``llmlab.serve.engine_process``).
 """
 
 from __future__ import annotations

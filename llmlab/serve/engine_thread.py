@@ -125,13 +125,20 @@ class EngineThread:
                 raise QueueFull(f"{len(self._streams)} requests are in flight (limit {self.capacity}); "
                                 "retry later")
             self._streams[request.request_id] = (loop, outputs)
-        self.engine.add_request(request)
-        self._wake.set()
+        self._send_request(request)
         return RequestStream(self, request.request_id, outputs)
 
     def abort(self, request_id: str) -> None:
         self.engine.abort(request_id)
         self._wake.set()
+
+    def _send_request(self, request: Request) -> None:
+        self.engine.add_request(request)
+        self._wake.set()
+
+    def spec_stats(self):
+        """The engine's speculative decoding counters (``SpecStats``), or None without a draft model."""
+        return self.engine.spec_stats()
 
     # -- the engine thread -------------------------------------------------------------------------
 
@@ -141,7 +148,7 @@ class EngineThread:
             if not engine.has_unfinished():
                 self._wake.wait(self._idle_wait_s)
                 self._wake.clear()
-                self._publish([])
+                self._publish([], engine.kv_stats())
                 continue
             try:
                 outputs = engine.step()
@@ -150,11 +157,11 @@ class EngineThread:
                 self.error = err
                 self._fail_all(err)
                 return
-            self._publish(outputs)
+            self._publish(outputs, engine.kv_stats())
 
-    def _publish(self, outputs: list[RequestOutput]) -> None:
+    def _publish(self, outputs: list[RequestOutput], kv_stats: KVStats) -> None:
         now = time.perf_counter()
-        self.kv_stats = self.engine.kv_stats()
+        self.kv_stats = kv_stats
         new_tokens = sum(len(o.new_token_ids) for o in outputs)
         self._window = [(t, n) for t, n in self._window if now - t < 5.0] + ([(now, new_tokens)] if new_tokens else [])
         span = now - self._window[0][0] if self._window else 0.0
@@ -200,9 +207,13 @@ class EngineThread:
         for queue, output in items:
             queue.put_nowait(output)
 
-    def _fail_all(self, err: BaseException) -> None:
+    def _fail_all(self, err: BaseException, only: str | None = None) -> None:
+        """End every request in flight (or just ``only``) with an error output."""
         with self._lock:
-            streams, self._streams = self._streams, {}
+            if only is None:
+                streams, self._streams = self._streams, {}
+            else:
+                streams = {only: self._streams.pop(only)} if only in self._streams else {}
         for request_id, (loop, queue) in streams.items():
             output = RequestOutput(request_id=request_id, new_token_ids=(), num_output_tokens=0, text="",
                                    finished=True, finish_reason="error", error=f"engine stopped: {err}",

@@ -120,7 +120,8 @@ def _cleanup(proc: subprocess.Popen, workdir: str, timeout_s: float = 10.0) -> N
 
 def launch(model: str = "es-chat", *, host: str = "127.0.0.1", port: int = 0, draft_model: str | None = None,
            num_speculative_tokens: int | None = None, max_num_seqs: int | None = None, max_waiting: int | None = None,
-           kv_blocks: int | None = None, prefix_caching: bool = True, timeout_s: float = 120.0,
+           kv_blocks: int | None = None, prefix_caching: bool = True, engine_process: bool = False,
+           timeout_s: float = 120.0,
            extra_args: list[str] | None = None, env: dict[str, str] | None = None) -> ServerHandle:
     """Start ``python -m llmlab serve`` in a subprocess and wait until it answers ``/health``.
 
@@ -138,6 +139,8 @@ def launch(model: str = "es-chat", *, host: str = "127.0.0.1", port: int = 0, dr
             cmd += [flag, str(value)]
     if not prefix_caching:
         cmd.append("--no-prefix-caching")
+    if engine_process:
+        cmd.append("--engine-process")
     cmd += list(extra_args or [])
     log = open(os.path.join(workdir, "server.log"), "wb")
     try:

@@ -64,7 +64,7 @@ class _EngineCollector:
         counter = CounterMetricFamily("llmlab_prefix_cache_hit_tokens", "Prompt tokens reused from the prefix cache.")
         counter.add_metric([], kv.prefix_hit_tokens)
         yield counter
-        spec = t.engine.spec_stats()
+        spec = t.spec_stats()
         if spec is not None:
             yield gauge("llmlab_spec_decode_acceptance_rate", "Draft tokens accepted / tested.", spec.acceptance_rate)
             yield gauge("llmlab_spec_decode_tokens_per_pass", "Tokens per target pass (full drafts).",

@@ -145,12 +145,14 @@ class _Served:
 def create_app(engine: Engine, *, model_name: str, chat_style: str | None = None,
                max_waiting: int = DEFAULT_MAX_WAITING, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
                body_timeout_s: float = DEFAULT_BODY_TIMEOUT_S, api_key: str | None = None,
-               allowed_origins: list[str] | None = None):
+               allowed_origins: list[str] | None = None, engine_spec=None):
     """The FastAPI application serving ``engine`` under the name ``model_name``.
 
     The engine thread starts and stops with the application (its lifespan). ``api_key``: every route
     but ``/health`` needs ``Authorization: Bearer <api_key>``. ``allowed_origins``: the browser
-    origins CORS lets in (``["*"]`` for any).
+    origins CORS lets in (``["*"]`` for any). ``engine_spec`` (an ``EngineSpec``): the engine steps
+    in a child process built from it (``llmlab.serve.engine_process``), and ``engine``, built with
+    the same arguments, only checks requests.
     """
     from fastapi import FastAPI
 
@@ -159,7 +161,12 @@ def create_app(engine: Engine, *, model_name: str, chat_style: str | None = None
     if engine.tokenizer is None:
         raise ValueError("the server needs an engine with a tokenizer")
     metrics = ServerMetrics()
-    thread = EngineThread(engine, max_waiting=max_waiting, on_finished=metrics.observe_finished)
+    if engine_spec is None:
+        thread = EngineThread(engine, max_waiting=max_waiting, on_finished=metrics.observe_finished)
+    else:
+        from .engine_process import EngineProcess
+
+        thread = EngineProcess(engine, engine_spec, max_waiting=max_waiting, on_finished=metrics.observe_finished)
     metrics.attach(thread)
     served = _Served(engine, model_name, chat_style, thread)
 
@@ -346,7 +353,8 @@ def serve(engine: Engine, *, model_name: str, chat_style: str | None = None, hos
           port: int = 8000, max_waiting: int = DEFAULT_MAX_WAITING, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
           port_file: str | None = None, exit_with_stdin: bool = False, log_level: str = "warning",
           on_ready=None, api_key: str | None = None, allowed_origins: list[str] | None = None,
-          header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S, body_timeout_s: float = DEFAULT_BODY_TIMEOUT_S) -> None:
+          header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S, body_timeout_s: float = DEFAULT_BODY_TIMEOUT_S,
+          engine_spec=None) -> None:
     """Serve ``engine`` over HTTP until interrupted (blocks).
 
     ``port=0`` picks a free port. ``port_file``: once the server accepts connections, the port is
@@ -354,6 +362,7 @@ def serve(engine: Engine, *, model_name: str, chat_style: str | None = None, hos
     closed, which happens when the parent process ends, however it ends. ``api_key``,
     ``allowed_origins``: see ``create_app``; a connection's headers must arrive within
     ``header_timeout_s`` and its body within ``body_timeout_s`` (slow or silent clients are cut off).
+    ``engine_spec``: run the engine in its own process (see ``create_app``).
     """
     import uvicorn
 
@@ -362,7 +371,7 @@ def serve(engine: Engine, *, model_name: str, chat_style: str | None = None, hos
     _raise_open_files_limit()
     app = create_app(engine, model_name=model_name, chat_style=chat_style, max_waiting=max_waiting,
                      max_body_bytes=max_body_bytes, body_timeout_s=body_timeout_s, api_key=api_key,
-                     allowed_origins=allowed_origins)
+                     allowed_origins=allowed_origins, engine_spec=engine_spec)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
