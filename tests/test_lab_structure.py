@@ -64,6 +64,17 @@ def test_has_a_manually_graded_answer(lab):
     assert manual
 
 
+def test_optional_extensions_each_with_a_stopping_point(lab):
+    """«Para ir más allá»: 2 or 3 ungraded extensions, each saying when it is done («Para cuando…»)."""
+    text = "\n".join(c.source for c in _nb(lab).cells if c.cell_type == "markdown")
+    found = re.search(r"^## Para ir más allá \(opcional[^\n]*\n(.*?)(?=^## |\Z)", text, re.M | re.S)
+    assert found, "missing section «Para ir más allá (opcional…)»"
+    items = re.split(r"^\d+\. ", found.group(1), flags=re.M)[1:]
+    assert 2 <= len(items) <= 3, f"{len(items)} extensions (expected 2 or 3)"
+    for item in items:
+        assert "Para cuando" in item, f"an extension without its stopping point: {item[:80]!r}"
+
+
 def test_sections_common_mistakes_summary_further_reading(lab):
     text = "\n".join(c.source for c in _nb(lab).cells if c.cell_type == "markdown")
     for heading in ("Errores frecuentes", "Resumen", "Para saber más"):

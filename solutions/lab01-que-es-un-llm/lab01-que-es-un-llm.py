@@ -1571,6 +1571,20 @@ else:
 # - Con un 25 % de margen, un 7B necesita ~20.2 GB en FP16 y ~7.1 GB en 4 bits: solo el segundo cabe en 8 GB. Una
 #   ficha como «70B, 128k, instruido, FP16» se traduce, con esas mismas cuentas, en varias GPU.
 #
+# ## Para ir más allá (opcional, sin nota y fuera del tiempo estimado)
+#
+# 1. **La perplejidad de un dado.** Con tu `perplexity`, calcula la de un modelo que reparte la probabilidad por
+#    igual entre `V` opciones en cada token (`V = 2, 10, 1000`) y la de otro que da 0.9 al token correcto y
+#    reparte 0.1 entre los otros 999. Para cuando tengas la tabla de cuatro filas y puedas explicar en una frase
+#    por qué la perplejidad se lee como un número de opciones.
+# 2. **¿Cuándo pesa más la caché que el modelo?** Con `kv_cache_bytes` y `weight_memory`, busca para un 7B de
+#    32 capas, 8 cabezas KV de 128 y FP16 la longitud de contexto en la que la caché de una secuencia iguala a
+#    los pesos, y luego con un lote de 8. Para cuando tengas las dos longitudes y una figura con las dos memorias
+#    frente al contexto (de 1k a 128k, eje logarítmico).
+# 3. **Un mapa de qué cabe dónde.** Con `inference_memory_gb` y `fits_on_gpu`, marca para GPUs de 8, 16, 24, 48 y
+#    80 GB qué modelos de 1, 3, 7, 13, 34 y 70 mil millones caben en 16, 8 y 4 bits con 8k de contexto. Para cuando
+#    tengas la tabla y sepas decir cuál es el modelo más grande que entra en cada GPU.
+#
 # ## Para saber más
 #
 # - C. E. Shannon (1948), *A mathematical theory of communication*: la información como sorpresa.

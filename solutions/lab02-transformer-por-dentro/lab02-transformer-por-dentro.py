@@ -1612,6 +1612,18 @@ lo_delata("logits de X[0]", lambda: check_true(
 #   última fila. Tu pasada en NumPy reproduce los logits del `Transformer` de `llmlab`.
 # - La atención cuesta `n²`: 1000 tokens son un millón de parejas y el doble de tokens, cuatro veces más trabajo.
 #
+# ## Para ir más allá (opcional, sin nota y fuera del tiempo estimado)
+#
+# 1. **Las posiciones solo ven la distancia.** Con `sinusoidal_positions(256, 64)`, calcula el producto escalar
+#    entre el vector de la posición `p` y el de `p + k` para `k` de 0 a 128, con `p = 0`, 50 y 100. Para cuando
+#    tengas las tres curvas en una figura y sepas por qué se superponen (pista: `sen a · sen b + cos a · cos b`).
+# 2. **Quitar el `√d_k`.** Copia tu `scaled_dot_product_attention` sin la división y mide la entropía media de
+#    las filas de atención con `Q` y `K` aleatorias para `d_k = 4`, 64 y 1024, con y sin escalar. Para cuando
+#    tengas la tabla y puedas explicar por qué, sin escalar, las filas se acercan a un único 1 al crecer `d_k`.
+# 3. **Qué rompe la bolsa de palabras.** Pasa a tu `is_permutation_equivariant` una atención que sume posiciones
+#    antes de atender y otra con máscara causal. Para cuando tengas la tabla de 2 × 2 (con o sin posiciones, con o
+#    sin máscara) y sepas cuál de las dos cosas basta para que el orden importe.
+#
 # ## Para saber más
 #
 # - A. Vaswani et al. (2017), *Attention is all you need*: el artículo original, con las posiciones senoidales.

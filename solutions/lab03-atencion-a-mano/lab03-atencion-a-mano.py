@@ -1579,6 +1579,19 @@ detecta("caché sin valores", lambda: check_close(np.array(salidas_sin_v), O_fra
 #   imagen) son la misma cuenta con otra máscara u otra fuente de K y V. PyTorch, su SDPA y `llmlab.model`
 #   calculan exactamente lo mismo que tus funciones.
 #
+# ## Para ir más allá (opcional, sin nota y fuera del tiempo estimado)
+#
+# 1. **La caché, cronometrada.** Genera `n` tokens de dos maneras: con tu `KVCache` y `decode_step`, y
+#    recalculando `causal_attention` sobre todo el prefijo en cada paso, para `n = 64` … 1024. Mide tiempo de CPU
+#    (`time.process_time`). Para cuando tengas la figura log-log de los dos tiempos y sus pendientes.
+# 2. **De MHA a GQA sin reentrenar.** Con 8 cabezas de consulta, construye las claves y valores de 4, 2 y 1
+#    grupos promediando las cabezas KV de cada grupo (la receta del artículo de GQA para convertir un modelo ya
+#    entrenado) y compara la salida de tu `grouped_query_attention` con la de MHA (norma relativa de la
+#    diferencia). Para cuando tengas la tabla de error frente a cabezas KV, junto a lo que ocupa la caché.
+# 3. **Relleno en un lote.** Añade a `causal_attention` una máscara de relleno para un lote de dos secuencias de
+#    longitudes distintas. Para cuando compruebes que las salidas de los tokens reales son las de cada secuencia
+#    sola, con el relleno a la izquierda y a la derecha.
+#
 # ## Para saber más
 #
 # - A. Vaswani et al. (2017), *Attention is all you need*: la fórmula `softmax(QKᵀ/√d_k)V`, la máscara y la

@@ -1681,6 +1681,19 @@ atrapa("logits de la primera posición", lambda: check_true(
 # - Los mandos deciden el comportamiento, no la verdad: baja temperatura para trabajo preciso y código, más
 #   alta con top-p para ideas, decodificación voraz para evaluar; y la veracidad, con contexto y validación.
 #
+# ## Para ir más allá (opcional, sin nota y fuera del tiempo estimado)
+#
+# 1. **Penalizar lo ya dicho.** Añade a tu `generate` una penalización de repetición (los logits positivos de los
+#    tokens ya generados se dividen por `θ`, los negativos se multiplican) y mide los grupos de 4 tokens repetidos
+#    de es-base con `θ = 1`, 1.2 y 1.5 en la medida de bucles de la sección 11. Para cuando tengas la tabla de
+#    repetición frente a `θ` y un ejemplo de lo que se pierde con la más fuerte.
+# 2. **Búsqueda en haz.** Escribe una búsqueda en haz con `B = 1, 2, 4` para 20 tokens de es-base y compárala con
+#    la voraz: suma de log-probabilidades de la secuencia y grupos repetidos. Para cuando tengas la tabla y sepas
+#    decir si más probable significa menos repetitivo.
+# 3. **Cuántos candidatos deja cada filtro.** Sobre 50 contextos del corpus, cuenta cuántos tokens sobreviven a
+#    top-k (`k = 50`), top-p (0.9) y min-p (0.05) en la distribución de es-base. Para cuando tengas un histograma
+#    por filtro y puedas decir cuál se adapta a lo seguro que está el modelo.
+#
 # ## Para saber más
 #
 # - A. Vaswani et al. (2017), *Attention is all you need*: el bloque original, con post-norm.
