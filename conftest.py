@@ -73,15 +73,37 @@ FIRST = (
     "browser/test_labs_in_jupyterlab.py",  # ~300 s: solved labs run from JupyterLab's menu
     "test_dist.py",                        # ~230 s: the bundle built, an instructor environment, grading with it
     "test_grading_dask.py",                # ~150 s
-    "test_lab_mutants.py", "test_mistakes_rates.py", "test_lab_alternatives.py",  # ~100 s each
+    # one unit (SHARED_UNITS): 149 s of CPU together, 288 s as three files each running every solution itself
+    "test_lab_mutants.py", "test_mistakes_rates.py", "test_lab_alternatives.py",
     "test_grading_resume.py", "test_grading_operations.py", "browser/test_hub.py", "test_grading_export.py",
 )
+
+
+# Files that share work done once per test process, so pytest-xdist hands them to one worker as one unit (in
+# FIRST's order): each solution executed in-process once for the three of them (labharness.lab_run), not once each.
+SHARED_UNITS = {
+    "test_lab_mutants.py": "lab runs", "test_mistakes_rates.py": "lab runs", "test_lab_alternatives.py": "lab runs",
+}
 
 
 def unit_of(nodeid: str) -> str:
     """The file of a test, relative to tests/ for the suite's files (as FIRST names them)."""
     file = nodeid.split("::", 1)[0]
     return file[len("tests/"):] if file.startswith("tests/") else file
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadfile`, but the files of SHARED_UNITS go to one worker together."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class SharedUnits(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return SHARED_UNITS.get(unit_of(nodeid)) or super()._split_scope(nodeid)
+
+    return SharedUnits(config, log)
 
 
 def _listed(rel: str, entries) -> bool:

@@ -105,6 +105,19 @@ class LabRun:
         return failed
 
 
+_RUNS: dict[str, LabRun] = {}
+
+
+def lab_run(lab: str) -> LabRun:
+    """The lab's solution executed once per test process and shared by every file that replays its test cells
+    (test_lab_mutants, test_lab_alternatives, test_mistakes_rates; conftest.py's SHARED_UNITS keeps them on one
+    pytest-xdist worker). Replays run in a copy of its namespace (`failing_tests`), as they did with one run per file.
+    """
+    if lab not in _RUNS:
+        _RUNS[lab] = LabRun(lab)
+    return _RUNS[lab]
+
+
 def reference_mutant(exercise: labtools.Exercise, references: dict[str, str]) -> str:
     """A 'solution' that only forwards every function of the answer cell to llmlab's reference."""
     parts = []

@@ -214,27 +214,6 @@ def test_stuck_and_crashing_submissions_are_flagged_and_never_stop_the_class(tmp
     assert results["bien"]["score"] == _auto_points(lab) and "FALLO" not in results["bien"]["flags"]
 
 
-def test_instructor_flat_folder_of_notebooks(tmp_path):
-    """`make grade SUBMITTED=dir LABS=lab`: a folder of <student>.ipynb files downloaded from an LMS."""
-    lab = LABS[0]
-    folder = tmp_path / "descargas"
-    folder.mkdir()
-    shutil.copy2(labtools.solution_path(lab), folder / "paula.ipynb")
-    shutil.copy2(labtools.release_path(lab), folder / "quique.ipynb")
-    root = tmp_path / "curso"
-    proc = subprocess.run(
-        [sys.executable, str(REPO / "course" / "tools" / "grade.py"), "--submitted", str(folder), "--root", str(root),
-         "--labs", lab],
-        capture_output=True, text=True,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    results = {r["student"]: r for r in json.loads((root / "grading_report.json").read_text())["results"]}
-    assert results["paula"]["score"] == _auto_points(lab)
-    assert results["quique"]["score"] == 0
-    assert (root / "grades.csv").exists() and sorted(p.name for p in (root / "feedback").iterdir()) == ["paula", "quique"]
-    assert sorted(p.name for p in folder.iterdir()) == ["paula.ipynb", "quique.ipynb"]  # originals untouched
-
-
 def test_flat_folder_needs_exactly_one_lab(tmp_path):
     folder = tmp_path / "descargas"
     folder.mkdir()

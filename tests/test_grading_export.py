@@ -1,5 +1,8 @@
-"""`make grades` (grade.py --export-only): grades.csv and the report rebuilt from the gradebook, manual scores
-included, without running the autograder again."""
+"""`make grade` on a flat folder of notebooks, then `make grades` (grade.py --export-only): grades.csv and the report
+rebuilt from the gradebook, manual scores included, without running the autograder again.
+
+The flat folder is graded once (module fixture); the test that scores by hand works on a copy of that grading.
+"""
 
 from __future__ import annotations
 
@@ -24,15 +27,42 @@ def _manual_cell(lab):
                 if c.cell_type == "markdown" and c.metadata.get("nbgrader", {}).get("grade"))
 
 
-def test_export_only_picks_up_manual_scores_without_regrading(tmp_path):
-    folder = tmp_path / "descargas"
+def _auto_points(lab):
+    return sum(e.points for e in labtools.exercises(labtools.load_json_notebook(labtools.solution_path(lab))).values())
+
+
+@pytest.fixture(scope="module")
+def flat(tmp_path_factory):
+    """`make grade SUBMITTED=dir LABS=lab`: a folder of <student>.ipynb files downloaded from an LMS, paula's the
+    solution and quique's the untouched release."""
+    base = tmp_path_factory.mktemp("plana")
+    folder = base / "descargas"
     folder.mkdir()
     shutil.copy2(labtools.solution_path(LAB), folder / "paula.ipynb")
     shutil.copy2(labtools.release_path(LAB), folder / "quique.ipynb")
-    root = tmp_path / "curso"
-    run = [sys.executable, str(GRADE), "--submitted", str(folder), "--root", str(root), "--labs", LAB]
-    proc = subprocess.run(run, capture_output=True, text=True)
+    root = base / "curso"
+    proc = subprocess.run(
+        [sys.executable, str(GRADE), "--submitted", str(folder), "--root", str(root), "--labs", LAB],
+        capture_output=True, text=True,
+    )
+    return folder, root, proc
+
+
+def test_instructor_flat_folder_of_notebooks(flat):
+    folder, root, proc = flat
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    results = {r["student"]: r for r in json.loads((root / "grading_report.json").read_text())["results"]}
+    assert results["paula"]["score"] == _auto_points(LAB)
+    assert results["quique"]["score"] == 0
+    assert (root / "grades.csv").exists() and sorted(p.name for p in (root / "feedback").iterdir()) == ["paula", "quique"]
+    assert sorted(p.name for p in folder.iterdir()) == ["paula.ipynb", "quique.ipynb"]  # originals untouched
+
+
+def test_export_only_picks_up_manual_scores_without_regrading(flat, tmp_path):
+    _, graded, proc = flat
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    root = tmp_path / "curso"
+    shutil.copytree(graded, root, symlinks=True)  # scored by hand here, not in the grading the other test reads
     before = json.loads((root / "grading_report.json").read_text())
     paula = next(r for r in before["results"] if r["student"] == "paula")
     assert "manual" in paula["flags"] and paula["manual_score"] is None
@@ -140,5 +170,4 @@ def test_without_a_jail_grading_goes_on_and_says_so_loudly(tmp_path):
     report = json.loads((root / "grading_report.json").read_text())
     assert report["sandbox"]["isolated"] is False
     (paula,) = report["results"]
-    assert "sin aislar" in paula["flags"] and paula["score"] == sum(
-        e.points for e in labtools.exercises(labtools.load_json_notebook(labtools.solution_path(LAB))).values())
+    assert "sin aislar" in paula["flags"] and paula["score"] == _auto_points(LAB)

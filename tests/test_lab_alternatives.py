@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from labharness import LabRun, labtools, load_alternatives
+from labharness import lab_run, labtools, load_alternatives
 
 CASES = []
 for _lab in labtools.lab_names():
@@ -21,18 +21,9 @@ for _lab in labtools.lab_names():
         for _name in _by_name:
             CASES.append((_lab, _answer, _name))
 
-_runs: dict[str, LabRun] = {}
-
-
-def run_of(lab: str) -> LabRun:
-    if lab not in _runs:
-        _runs[lab] = LabRun(lab)
-    return _runs[lab]
-
-
 @pytest.mark.parametrize("lab,answer_id,alternative", CASES)
 def test_valid_alternative_gets_full_marks(lab, answer_id, alternative):
-    run = run_of(lab)
+    run = lab_run(lab)
     assert answer_id in run.exercises, f"{answer_id} is not an exercise of {lab}"
     source = load_alternatives(lab).ALTERNATIVES[answer_id][alternative]
     failed = run.failing_tests(answer_id, source)

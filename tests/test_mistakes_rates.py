@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 
 import mistake_catalog
-from labharness import LabRun, labtools, load_mutants
+from labharness import lab_run, labtools, load_mutants
 
 LABS = [lab for lab in labtools.lab_names() if load_mutants(lab) is not None]
 GOAL = 0.80  # the goal, printed beside the rate
@@ -31,7 +31,7 @@ _results: dict[str, dict] = {}
 
 def result_of(lab: str) -> dict:
     if lab not in _results:
-        _results[lab] = mistake_catalog.measure(lab, LabRun(lab))
+        _results[lab] = mistake_catalog.measure(lab, lab_run(lab))
     return _results[lab]
 
 

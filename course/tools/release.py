@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 import labtools
+from grading import generate_batch
 
 MANIFEST = labtools.REPO / "build" / "release-manifest.json"
 BACKUP_TAG = ".copia-"
@@ -48,15 +49,11 @@ def generate(labs: list[str], release_dir: Path | None = None, force: bool = Fal
             f"--CourseDirectory.db_url=sqlite:///{scratch}/gradebook.db",
             f"--CourseDirectory.release_directory={out}",
         ]
-        for lab in labs:
-            proc = subprocess.run(
-                [sys.executable, "-m", "nbgrader", "generate_assignment", lab, "--force", *overrides],
-                cwd=labtools.COURSE, env=env, capture_output=True, text=True,
-            )
-            if proc.returncode != 0:
-                raise ReleaseError(f"nbgrader no pudo generar la versión de los alumnos de {lab}:\n"
-                                   f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}\nRevisa solutions/{lab}/{lab}.ipynb "
-                                   f"(reconstrúyelo con make solutions LABS={lab}) y vuelve a ejecutar make release.")
+        # Every lab in one nbgrader process (grading/generate_batch.py: its imports once, not once per lab).
+        proc = subprocess.run(generate_batch.command(overrides, labs), cwd=labtools.COURSE, env=env,
+                              capture_output=True, text=True)
+        done = [lab for lab in map(generate_batch.released, proc.stdout.splitlines()) if lab is not None]
+        for lab in done:
             show_buggy_code([lab], out)
             if release_dir is not None:
                 target = Path(release_dir) / lab
@@ -65,6 +62,11 @@ def generate(labs: list[str], release_dir: Path | None = None, force: bool = Fal
                 shutil.copytree(out / lab, target)
             else:
                 refused += install(lab, out / lab, labtools.LABS / lab, force)
+        if proc.returncode != 0 or len(done) < len(labs):
+            lab = labs[min(len(done), len(labs) - 1)]
+            raise ReleaseError(f"nbgrader no pudo generar la versión de los alumnos de {lab}:\n"
+                               f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}\nRevisa solutions/{lab}/{lab}.ipynb "
+                               f"(reconstrúyelo con make solutions LABS={lab}) y vuelve a ejecutar make release.")
     return refused
 
 

@@ -11,6 +11,7 @@
                              outside the jail against the instructor's run: points only for verified results
     score     (score.py)     per-test points, flags and notes: the Result of one submission
     task      (task.py)      the pure task: (kit, submission) -> Result, feedback and autograded notebook
+    release   (generate_batch.py) the labs' releases: nbgrader generate_assignment, several labs in one process
     kit       (kit.py)       what every task of a lab needs: sources, release, support files, trusted transcript
     journal   (journal.py)   one record per finished submission (atomic files): resumable, idempotent
     executors (executors.py) where tasks run: a local process pool (all cores) or a Dask cluster

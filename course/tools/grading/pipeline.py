@@ -1,6 +1,7 @@
 """Grade a class: the stages put together, on the instructor's machine.
 
-    release   nbgrader generate_assignment into <root>/release (never labs/), skipped when nothing changed
+    release   nbgrader generate_assignment into <root>/release (never labs/), skipped when nothing changed; the
+              labs that changed in one nbgrader process (generate_batch.py), each handed on as soon as it is ready
     kits      one per lab, with the reference transcript from grading the instructor's notebook (journaled)
     tasks     one per submission, on the executor; results merged as they arrive:
     merge     journal record, gradebook, autograded notebook, feedback (all atomic, this process only)
@@ -13,16 +14,19 @@ import dataclasses
 import json
 import os
 import queue
+import subprocess
 import sys
+import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
-from . import gradebook, report, stage, task
+from . import generate_batch, gradebook, report, stage, task
 from .files import atomic_write_text, sha256, write_failure
 from .journal import Journal, submission_key
 from .kit import Kit, build
-from .processes import run_kept
+from .processes import start_kept
 from .records import Result
 from .sandbox import Limits, Sandbox
 
@@ -34,27 +38,50 @@ class Course:
     solutions: Path  # instructor notebooks: <solutions>/<lab>/<lab>.ipynb
 
 
-def release(course: Course, lab: str) -> str:
-    """Release one lab into <root>/release/<lab> and register it in the gradebook (nbgrader), if it changed.
-
-    Returns nbgrader's log ('' when nothing changed)."""
+def release(course: Course, labs: list[str], log) -> Iterator[str]:
+    """Release the labs into <root>/release/<lab> and register them in the gradebook (nbgrader), those that changed;
+    yields each lab once it is ready, in order. nbgrader releases them all in one process (generate_batch.py); its log
+    goes to `log` (a text file)."""
     root = course.root
-    source = course.solutions / lab / f"{lab}.ipynb"
-    stamp = root / "release" / lab / ".llmlab-source"
-    digest = sha256(source.read_bytes() + b"\nas students get it")  # changes when this function does
-    if stamp.exists() and stamp.read_text() == digest and (root / "gradebook.db").exists():
-        return ""
-    cmd = [sys.executable, "-m", "nbgrader", "generate_assignment", lab, "--force",
-           f"--CourseDirectory.root={root}", f"--CourseDirectory.db_url={gradebook.db_url(root)}",
-           f"--CourseDirectory.source_directory={course.solutions}",
-           f"--CourseDirectory.release_directory={root / 'release'}"]
+    digests, pending = {}, []
+    for lab in labs:
+        source = course.solutions / lab / f"{lab}.ipynb"
+        digests[lab] = sha256(source.read_bytes() + b"\nas students get it")  # changes when this function does
+        stamp = root / "release" / lab / ".llmlab-source"
+        if stamp.exists() and stamp.read_text() == digests[lab] and (root / "gradebook.db").exists():
+            yield lab
+        else:
+            pending.append(lab)
+    if not pending:
+        return
+    options = [f"--CourseDirectory.root={root}", f"--CourseDirectory.db_url={gradebook.db_url(root)}",
+               f"--CourseDirectory.source_directory={course.solutions}",
+               f"--CourseDirectory.release_directory={root / 'release'}"]
     env = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
-    proc = run_kept(cmd, cwd=course.course_dir, env=env, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise SystemExit(f"nbgrader no pudo publicar {lab}:\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
-    _as_students_get_it(root / "release", lab)
-    atomic_write_text(stamp, digest)
-    return f"$ nbgrader generate_assignment {lab}\n{proc.stdout}{proc.stderr}\n"
+    log.write(f"$ nbgrader generate_assignment (one process) {' '.join(pending)}\n")
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as errors:
+        proc = start_kept(generate_batch.command(options, pending), cwd=course.course_dir, env=env, text=True,
+                          stdout=subprocess.PIPE, stderr=errors)
+        done = []
+        try:
+            for line in proc.stdout:
+                lab = generate_batch.released(line)
+                if lab is None:
+                    log.write(line)
+                    continue
+                _as_students_get_it(root / "release", lab)
+                atomic_write_text(root / "release" / lab / ".llmlab-source", digests[lab])
+                done.append(lab)
+                yield lab
+        finally:
+            proc.stdout.close()
+            code = proc.wait()
+            errors.seek(0)
+            nbgrader_log = errors.read()
+            log.write(nbgrader_log + "\n")
+    if code != 0 or len(done) < len(pending):
+        lab = pending[len(done)]
+        raise SystemExit(f"nbgrader no pudo publicar {lab}:\n{nbgrader_log[-4000:]}")
 
 
 def _as_students_get_it(release_dir: Path, lab: str) -> None:
@@ -81,8 +108,7 @@ class _Releases(threading.Thread):
         start = time.perf_counter()
         try:
             with open(self.course.root / "logs" / "nbgrader.log", "a", encoding="utf-8") as log:
-                for lab in self.labs:
-                    log.write(release(self.course, lab))
+                for lab in release(self.course, self.labs, log):
                     self.ready.put(lab)
         except BaseException as exc:  # noqa: BLE001 - handed to the main thread, which raises it
             self.ready.put(exc)

@@ -3,7 +3,7 @@
     die_with_parent()     in a worker process: the kernel sends it SIGKILL when its parent ends (PR_SET_PDEATHSIG)
     run_kept(cmd, ...)    subprocess.run for programs that start programs of their own (nbgrader runs alembic):
                           a small keeper leads a process group of its own, and when the grader ends it kills the
-                          whole group, grandchildren included
+                          whole group, grandchildren included (start_kept: the same, as subprocess.Popen)
 
 Jails need neither: bubblewrap runs with --die-with-parent and its PID namespace ends with it.
 """
@@ -46,8 +46,16 @@ def die_with_parent(sig: int = signal.SIGKILL) -> None:
 
 def run_kept(cmd: list[str], **kwargs) -> subprocess.CompletedProcess:
     """subprocess.run(cmd), with `cmd` and everything it starts killed if this process ends first."""
-    keeper = [sys.executable, "-I", "-c", _KEEPER, str(os.getpid()), *cmd]
-    return subprocess.run(keeper, start_new_session=True, **kwargs)
+    return subprocess.run(_kept(cmd), start_new_session=True, **kwargs)
+
+
+def start_kept(cmd: list[str], **kwargs) -> subprocess.Popen:
+    """subprocess.Popen(cmd), kept as run_kept keeps it: for reading its output while it runs."""
+    return subprocess.Popen(_kept(cmd), start_new_session=True, **kwargs)
+
+
+def _kept(cmd: list[str]) -> list[str]:
+    return [sys.executable, "-I", "-c", _KEEPER, str(os.getpid()), *cmd]
 
 
 def worker_init() -> None:
