@@ -55,6 +55,8 @@ RECIPES = {
 # answers naming their topic first, every sum asked in 12 phrasings and always answered «a + b = c.».
 RECIPES["next-chat"] = {**RECIPES["next"], "world_chat": {"phrasings_per_fact": 14, "carried_per_fact": 8, "echo_subject": True},
                         "sums": {"per_pair": 12, "answers": ["{a} + {b} = {c}."]}}
+# "next-chat2" (issue 24, third round): next-chat with every sum drilled 45 times (each phrasing three times).
+RECIPES["next-chat2"] = {**RECIPES["next-chat"], "sums": {"per_pair": 45, "answers": ["{a} + {b} = {c}."]}}
 DEFAULT_RECIPE = "next"
 HANDWRITTEN = Path(__file__).resolve().parent / "handwritten"
 

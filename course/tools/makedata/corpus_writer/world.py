@@ -380,7 +380,9 @@ def sum_conversations(seed: int, *, per_pair: int = 4, answers: list[str] | None
     out = []
     for a in range(10):
         for b in range(10):
-            for template in rng.sample(SUM_PHRASINGS, per_pair):
+            # More than one per phrasing (a drill): each phrasing comes back, in another order.
+            pool = SUM_PHRASINGS * -(-per_pair // len(SUM_PHRASINGS))
+            for template in rng.sample(pool, per_pair):
                 q = template.format(a=a, b=b, wa=number_word(a).capitalize(), wb=number_word(b))
                 r = rng.choice(forms).format(a=a, b=b, c=a + b)
                 if "caramelos" in template:
