@@ -188,11 +188,23 @@ def test_sigkill_of_the_grader_leaves_no_process_and_the_run_resumes(graded, tmp
     assert "1 entrega corregida ahora, 3 reutilizadas" in resumed.stdout
 
 
+def _add_slow(submitted: Path, name: str, seconds: int = 45) -> None:
+    """ana's submission with a first cell that sleeps: a grading that is surely still running when we look."""
+    import nbformat
+
+    _add(submitted, name)
+    path = submitted / name / LAB / f"{LAB}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    nb.cells.insert(1, nbformat.v4.new_code_cell(f"import time\ntime.sleep({seconds})"))
+    nbformat.write(nb, path)
+
+
 def test_ctrl_c_stops_quickly_says_what_was_kept_and_prints_no_traceback(graded, tmp_path):
     root = _copy(graded, tmp_path)
     submitted = tmp_path / "entregas"
     shutil.copytree(graded["submitted"], submitted, symlinks=True)
-    _add(submitted, "nuevo")
+    # A slow submission: on a busy machine a 4-second one could end between seeing its jail and the Ctrl-C.
+    _add_slow(submitted, "nuevo")
     proc = _start(_cmd(submitted, root), start_new_session=True)
     family = _wait_for_a_jail(proc)
     os.killpg(proc.pid, signal.SIGINT)  # what a terminal does: the whole foreground group gets it
