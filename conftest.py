@@ -52,6 +52,7 @@ LAYERS = {
     ],
     "e2e": [
         "browser/", "test_wheel_install.py", "test_site.py", "test_dist.py", "test_serve_launcher.py",
+        "test_serve_engine_process.py",
     ],
 }
 # The heaviest end-to-end files (a browser, fresh virtual environments, the whole bundle built and graded,

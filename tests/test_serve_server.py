@@ -26,7 +26,9 @@ from llmlab.serve import SamplingParams, launch, run_load  # noqa: E402
 MAX_NUM_SEQS, MAX_WAITING = 16, 64
 
 
-@pytest.fixture(scope="module", params=["engine thread", "engine process"])
+# The engine in its own process is the same contract through a pipe; it starts a second Python (spawn), so it is
+# end-to-end (make test and CI) and the fast layer keeps the threaded server.
+@pytest.fixture(scope="module", params=["engine thread", pytest.param("engine process", marks=pytest.mark.e2e)])
 def server(request):
     """Every test runs against both: the engine in the server's thread and in its own process."""
     with launch("es-chat", max_num_seqs=MAX_NUM_SEQS, max_waiting=MAX_WAITING,
