@@ -34,7 +34,12 @@ def test_a_tiny_run_records_shares_and_shares_its_seed():
 
 
 @pytest.mark.slow
-def test_other_seeds_start_elsewhere_and_their_spread_brackets_them():
+def test_other_seeds_start_elsewhere_and_their_spread_brackets_them(monkeypatch):
+    from llmlab import moe_balance
+
+    vocab, train, val = moe_balance._corpus_ids()  # cached: encoded once per process
+    # a slice of the validation text: evaluating 8 tiny models on all of it took a minute
+    monkeypatch.setattr(moe_balance, "_corpus_ids", lambda: (vocab, train[:20_000], val[:2_000]))
     tiny = dict(steps=2, record_every=1, batch_size=2, seq_len=16, d_model=16, n_heads=2, n_layers=1, expert_d_ff=8,
                 timing_repeats=1)
     r = run_seeds([5, 6], **tiny)
