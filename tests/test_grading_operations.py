@@ -203,9 +203,11 @@ def test_ctrl_c_stops_quickly_says_what_was_kept_and_prints_no_traceback(graded,
     root = _copy(graded, tmp_path)
     submitted = tmp_path / "entregas"
     shutil.copytree(graded["submitted"], submitted, symlinks=True)
-    # A slow submission: on a busy machine a 4-second one could end between seeing its jail and the Ctrl-C.
-    _add_slow(submitted, "nuevo")
-    proc = _start(_cmd(submitted, root), start_new_session=True)
+    _add_slow(submitted, "nuevo")  # still being graded whenever we look
+    # A terminal's grade.py gets Ctrl-C; a test process may have SIGINT ignored (pytest-xdist workers in a full
+    # run), and a child inherits that, so Python would never raise KeyboardInterrupt: give it the terminal's.
+    proc = _start(_cmd(submitted, root), start_new_session=True,
+                  preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     family = _wait_for_a_jail(proc)
     os.killpg(proc.pid, signal.SIGINT)  # what a terminal does: the whole foreground group gets it
     start = time.monotonic()
