@@ -311,7 +311,7 @@ def test_examined_sources_record_every_vllm_and_transformers_table_and_the_prefi
             assert t.id in used, t.id
     assert all(e.reason.strip() and e.source.strip() for e in sources)
     assert sum(e.verdict == "rejected" for e in sources) >= 10
-    # transformers and vLLM prefill: searched twice (the second search, December 2026, looked at 30 more
+    # transformers and vLLM prefill: searched twice (the second search, December 2026, looked at 32 more
     # sources for either runtime), nothing usable, hence no band
     for runtime, version in (("transformers", "2024-01"), ("vllm", "2026-05")):
         searched = [e for e in sources if e.runtime == runtime and e.phase == "prefill"]
