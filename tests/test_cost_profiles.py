@@ -311,10 +311,29 @@ def test_examined_sources_record_every_vllm_and_transformers_table_and_the_prefi
             assert t.id in used, t.id
     assert all(e.reason.strip() and e.source.strip() for e in sources)
     assert sum(e.verdict == "rejected" for e in sources) >= 10
-    # transformers prefill: searched, nothing usable, hence no band (and the note of the profile says so)
-    hf_prefill = [e for e in sources if e.runtime == "transformers" and e.phase == "prefill"]
-    assert len(hf_prefill) >= 3 and all(e.verdict == "rejected" for e in hf_prefill)
-    assert P.get_profile("transformers", "2024-01", "nvidia").bands["prefill"] is None
+    # transformers and vLLM prefill: searched twice (the second search, December 2026, looked at 32 more
+    # sources for either runtime), nothing usable, hence no band
+    for runtime, version in (("transformers", "2024-01"), ("vllm", "2026-05")):
+        searched = [e for e in sources if e.runtime == runtime and e.phase == "prefill"]
+        assert len(searched) >= 10 and all(e.verdict == "rejected" for e in searched), runtime
+        assert P.get_profile(runtime, version, "nvidia").bands["prefill"] is None
+
+
+def test_a_prefill_band_exists_only_where_prefill_rows_were_held_out_and_its_absence_is_explained(report):
+    """No profile carries a prefill band it did not earn: the stored band is there exactly when the
+    profile was fitted on prefill rows that could be held out; where there are none, the search for
+    them is on record (examined_sources) and the profile's note points there or says why."""
+    sources = P.examined_sources()
+    for key, p in report["profiles"].items():
+        runtime, version, family = key
+        has_rows = any(r.phase == "prefill" for r in p["rows"])
+        stored = P.get_profile(runtime, version, family).bands["prefill"]
+        assert (stored is not None) == (p["heldout"]["prefill"] is not None), key
+        if stored is not None:
+            assert has_rows and stored.n == p["heldout"]["prefill"]["n"], key
+        if not has_rows and runtime != "llama.cpp":
+            assert any(e.runtime == runtime and e.phase == "prefill" for e in sources), key
+            assert "examined_sources" in p["note"] or "fewer than 3" in p["note"], key
 
 
 def test_examined_sources_refuse_a_used_source_without_its_table(monkeypatch):

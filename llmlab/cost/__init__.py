@@ -64,9 +64,12 @@ as for llama.cpp 2025-08 (0.946, 117 000 cycles/layer). Its leave-one-device-out
 on three rows only (a bandwidth-only fit, tried first, gave 15.6 % median: the fraction of the
 bandwidth reached falls from the RTX 4090 to the H100, as a fixed per-layer time does on faster GPUs).
 The one-row 2024-01 profile predicts those tables 15.7 % (H100, too slow), 6.8 % and 4.8 % off.
-Neither version has a prefill row: no time-to-first-token with a known prompt length was found. The
-sources looked at, used or rejected with the reason, are ``profiles.examined_sources()``
-(``data/throughput.json``).
+Neither version has a prefill row, nor has transformers: no time-to-first-token with a known prompt
+length, at concurrency 1 on a catalogue GPU and model, was found in two searches (the second, in December
+2026, went through vLLM issues and PRs, benchmark repositories, blogs and Hugging Face benchmark datasets:
+what it found was batched, tensor-parallel, on other accelerators, for models outside the catalogue, or
+cut off before its numbers). The sources looked at, used or rejected with the reason, are
+``profiles.examined_sources()`` (``data/throughput.json``).
 
 Two structural terms come from reading the tables, each tested (``tests/test_cost_profiles.py``):
 llama.cpp's quantised CUDA prefill since its MMQ kernels (PR #8075, June 2024) scales with SM count
