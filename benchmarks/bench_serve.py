@@ -317,8 +317,11 @@ def bench_hf(batches, new_tokens: int, rounds: int) -> None:
     hf = to_hf(model).eval()
     pad = tok.pad_id if tok.pad_id is not None else 0
     print(f"\n7) engine vs HF generate batched: es-chat, greedy, {new_tokens} new tokens per sequence, "
-          f"best of {rounds} (wall clock; and this thread's CPU time, steadier when others share the machine)")
-    print(f"{'batch':>5s} {'engine tok/s':>13s} {'HF tok/s':>9s} {'engine/HF':>10s} {'by CPU time':>15s}")
+          f"best of {rounds} (wall clock; and this thread's CPU time, steadier when others share the machine); "
+          "where the time goes: the prompt pass (a run of 1 new token) and one decode step "
+          f"((run of {new_tokens} - run of 1) / {new_tokens - 1}), in ms, for each side")
+    print(f"{'batch':>5s} {'engine tok/s':>13s} {'HF tok/s':>9s} {'engine/HF':>10s} {'by CPU time':>12s} "
+          f"{'prompt ms eng/HF':>17s} {'step ms eng/HF':>15s}")
     for batch in batches:
         prompts = _chat_prompts(tok, batch)
         width = max(map(len, prompts))
@@ -326,24 +329,34 @@ def bench_hf(batches, new_tokens: int, rounds: int) -> None:
         mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts])
         engine = Engine(model, tok, max_num_seqs=batch)
         params = SamplingParams(max_tokens=new_tokens, temperature=0)  # no stop token: every row makes new_tokens
+
+        def run_engine_side(n: int) -> None:
+            engine.generate(prompts, replace(params, max_tokens=n))
+
+        def run_hf_side(n: int) -> None:
+            with torch.inference_mode():
+                hf.generate(ids, attention_mask=mask, max_new_tokens=n, min_new_tokens=n, do_sample=False,
+                            pad_token_id=pad)
+
         engine.generate(prompts[:2], replace(params, max_tokens=4))
         with torch.inference_mode():
             hf.generate(ids[:2], attention_mask=mask[:2], max_new_tokens=4, do_sample=False, pad_token_id=pad)
-        best_engine = best_hf = cpu_engine = cpu_hf = float("inf")
+        best = {(side, n): float("inf") for side in ("engine", "hf") for n in (1, new_tokens)}
+        cpu = {"engine": float("inf"), "hf": float("inf")}
         for _ in range(rounds):  # interleaved: both see the same machine load
-            t0, c0 = time.perf_counter(), time.thread_time()
-            engine.generate(prompts, params)
-            best_engine = min(best_engine, time.perf_counter() - t0)
-            cpu_engine = min(cpu_engine, time.thread_time() - c0)
-            t0, c0 = time.perf_counter(), time.thread_time()
-            with torch.inference_mode():
-                hf.generate(ids, attention_mask=mask, max_new_tokens=new_tokens, min_new_tokens=new_tokens,
-                            do_sample=False, pad_token_id=pad)
-            best_hf = min(best_hf, time.perf_counter() - t0)
-            cpu_hf = min(cpu_hf, time.thread_time() - c0)
+            for n in (new_tokens, 1):
+                for side, run in (("engine", run_engine_side), ("hf", run_hf_side)):
+                    t0, c0 = time.perf_counter(), time.thread_time()
+                    run(n)
+                    best[side, n] = min(best[side, n], time.perf_counter() - t0)
+                    if n == new_tokens:
+                        cpu[side] = min(cpu[side], time.thread_time() - c0)
         tokens = batch * new_tokens
-        print(f"{batch:5d} {tokens / best_engine:13.0f} {tokens / best_hf:9.0f} {best_hf / best_engine:10.2f} "
-              f"{cpu_hf / cpu_engine:15.2f}")
+        full_engine, full_hf = best["engine", new_tokens], best["hf", new_tokens]
+        step = {side: (best[side, new_tokens] - best[side, 1]) / (new_tokens - 1) for side in ("engine", "hf")}
+        print(f"{batch:5d} {tokens / full_engine:13.0f} {tokens / full_hf:9.0f} {full_hf / full_engine:10.2f} "
+              f"{cpu['hf'] / cpu['engine']:12.2f} {1e3 * best['engine', 1]:8.1f}/{1e3 * best['hf', 1]:<8.1f} "
+              f"{1e3 * step['engine']:7.2f}/{1e3 * step['hf']:<7.2f}")
 
 
 def _thread_env() -> dict[str, str]:
