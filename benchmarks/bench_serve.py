@@ -266,6 +266,21 @@ def bench_cost(model, tok, rounds: int, batches, context: int) -> None:
 # -- 5 and 6: the real server --------------------------------------------------------------------------
 
 
+def cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) of process ``pid`` and its children still running (Linux /proc); nan elsewhere."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            pids = [pid, *map(int, f.read().split())]
+        total = 0.0
+        for p in pids:
+            with open(f"/proc/{p}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime in clock ticks
+        return total / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError):
+        return float("nan")
+
+
 def rss_mb(pid: int) -> float:
     try:
         with open(f"/proc/{pid}/status") as f:
@@ -376,6 +391,9 @@ def bench_server_vs_engine(clients: int, max_tokens: int, requests: int, rounds:
           f"(--engine-process); {torch.get_num_threads()} torch thread(s) each, alternating, best and median "
           f"of {rounds}")
     offline, served = [], {"thread": [], "process": []}
+    # Where a served run's CPU goes, per token: the server's processes and this (client) process, vs
+    # the offline engine's. On a machine with few cores they compete for the same cores.
+    cpu_per_token = {"offline engine": [], "server, thread": [], "server, process": [], "clients": []}
     failures = 0
     with contextlib.ExitStack() as stack:
         servers = {mode: stack.enter_context(launch("es-chat", max_num_seqs=clients, max_waiting=4 * clients,
@@ -386,12 +404,17 @@ def bench_server_vs_engine(clients: int, max_tokens: int, requests: int, rounds:
         for r in range(rounds):  # one runs at a time; the others idle
             engine = Engine(model, tok, max_num_seqs=clients)
             engine.generate(prompts[:2], replace(params, max_tokens=4))
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             engine.generate(prompts, params)  # all queued at once; at most `clients` run together
             offline.append(requests * max_tokens / (time.perf_counter() - t0))
+            cpu_per_token["offline engine"].append((time.process_time() - c0) / (requests * max_tokens))
             for mode in (list(served) if r % 2 == 0 else list(reversed(served))):
+                s0, c0 = cpu_s(servers[mode].proc.pid), time.process_time()
                 report = run_load(servers[mode].url, clients=clients, max_requests=requests, duration_s=None,
                                   max_tokens=max_tokens, ignore_eos=True)
+                n_tokens = max(1, report.output_tokens)
+                cpu_per_token["server, " + mode].append((cpu_s(servers[mode].proc.pid) - s0) / n_tokens)
+                cpu_per_token["clients"].append((time.process_time() - c0) / n_tokens)
                 failures += report.failures
                 served[mode].append(report.throughput_tokens_per_s)
     best, median = max(offline), statistics.median(offline)
@@ -401,6 +424,9 @@ def bench_server_vs_engine(clients: int, max_tokens: int, requests: int, rounds:
         print(f"{'server, ' + mode:16s} {max(rates):11.0f} {statistics.median(rates):8.0f} {max(rates) / best:10.2f} "
               f"{statistics.median(rates) / median:14.2f}")
     print(f"({failures} failures; goal: server/engine >= 0.70)")
+    print("CPU time per generated token, median (us): "
+          + ", ".join(f"{name} {1e6 * statistics.median(v):.0f}" for name, v in cpu_per_token.items())
+          + f" ({os.cpu_count()} CPUs)")
 
 
 def main() -> None:
