@@ -266,6 +266,21 @@ def bench_cost(model, tok, rounds: int, batches, context: int) -> None:
 # -- 5 and 6: the real server --------------------------------------------------------------------------
 
 
+def cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) of process ``pid`` and its children still running (Linux /proc); nan elsewhere."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            pids = [pid, *map(int, f.read().split())]
+        total = 0.0
+        for p in pids:
+            with open(f"/proc/{p}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime in clock ticks
+        return total / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError):
+        return float("nan")
+
+
 def rss_mb(pid: int) -> float:
     try:
         with open(f"/proc/{pid}/status") as f:
@@ -317,8 +332,11 @@ def bench_hf(batches, new_tokens: int, rounds: int) -> None:
     hf = to_hf(model).eval()
     pad = tok.pad_id if tok.pad_id is not None else 0
     print(f"\n7) engine vs HF generate batched: es-chat, greedy, {new_tokens} new tokens per sequence, "
-          f"best of {rounds} (wall clock; and this thread's CPU time, steadier when others share the machine)")
-    print(f"{'batch':>5s} {'engine tok/s':>13s} {'HF tok/s':>9s} {'engine/HF':>10s} {'by CPU time':>15s}")
+          f"best of {rounds} (wall clock; and this thread's CPU time, steadier when others share the machine); "
+          "where the time goes: the prompt pass (a run of 1 new token) and one decode step "
+          f"((run of {new_tokens} - run of 1) / {new_tokens - 1}), in ms, for each side")
+    print(f"{'batch':>5s} {'engine tok/s':>13s} {'HF tok/s':>9s} {'engine/HF':>10s} {'by CPU time':>12s} "
+          f"{'prompt ms eng/HF':>17s} {'step ms eng/HF':>15s}")
     for batch in batches:
         prompts = _chat_prompts(tok, batch)
         width = max(map(len, prompts))
@@ -326,24 +344,34 @@ def bench_hf(batches, new_tokens: int, rounds: int) -> None:
         mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts])
         engine = Engine(model, tok, max_num_seqs=batch)
         params = SamplingParams(max_tokens=new_tokens, temperature=0)  # no stop token: every row makes new_tokens
+
+        def run_engine_side(n: int) -> None:
+            engine.generate(prompts, replace(params, max_tokens=n))
+
+        def run_hf_side(n: int) -> None:
+            with torch.inference_mode():
+                hf.generate(ids, attention_mask=mask, max_new_tokens=n, min_new_tokens=n, do_sample=False,
+                            pad_token_id=pad)
+
         engine.generate(prompts[:2], replace(params, max_tokens=4))
         with torch.inference_mode():
             hf.generate(ids[:2], attention_mask=mask[:2], max_new_tokens=4, do_sample=False, pad_token_id=pad)
-        best_engine = best_hf = cpu_engine = cpu_hf = float("inf")
+        best = {(side, n): float("inf") for side in ("engine", "hf") for n in (1, new_tokens)}
+        cpu = {"engine": float("inf"), "hf": float("inf")}
         for _ in range(rounds):  # interleaved: both see the same machine load
-            t0, c0 = time.perf_counter(), time.thread_time()
-            engine.generate(prompts, params)
-            best_engine = min(best_engine, time.perf_counter() - t0)
-            cpu_engine = min(cpu_engine, time.thread_time() - c0)
-            t0, c0 = time.perf_counter(), time.thread_time()
-            with torch.inference_mode():
-                hf.generate(ids, attention_mask=mask, max_new_tokens=new_tokens, min_new_tokens=new_tokens,
-                            do_sample=False, pad_token_id=pad)
-            best_hf = min(best_hf, time.perf_counter() - t0)
-            cpu_hf = min(cpu_hf, time.thread_time() - c0)
+            for n in (new_tokens, 1):
+                for side, run in (("engine", run_engine_side), ("hf", run_hf_side)):
+                    t0, c0 = time.perf_counter(), time.thread_time()
+                    run(n)
+                    best[side, n] = min(best[side, n], time.perf_counter() - t0)
+                    if n == new_tokens:
+                        cpu[side] = min(cpu[side], time.thread_time() - c0)
         tokens = batch * new_tokens
-        print(f"{batch:5d} {tokens / best_engine:13.0f} {tokens / best_hf:9.0f} {best_hf / best_engine:10.2f} "
-              f"{cpu_hf / cpu_engine:15.2f}")
+        full_engine, full_hf = best["engine", new_tokens], best["hf", new_tokens]
+        step = {side: (best[side, new_tokens] - best[side, 1]) / (new_tokens - 1) for side in ("engine", "hf")}
+        print(f"{batch:5d} {tokens / full_engine:13.0f} {tokens / full_hf:9.0f} {full_hf / full_engine:10.2f} "
+              f"{cpu['hf'] / cpu['engine']:12.2f} {1e3 * best['engine', 1]:8.1f}/{1e3 * best['hf', 1]:<8.1f} "
+              f"{1e3 * step['engine']:7.2f}/{1e3 * step['hf']:<7.2f}")
 
 
 def _thread_env() -> dict[str, str]:
@@ -363,6 +391,9 @@ def bench_server_vs_engine(clients: int, max_tokens: int, requests: int, rounds:
           f"(--engine-process); {torch.get_num_threads()} torch thread(s) each, alternating, best and median "
           f"of {rounds}")
     offline, served = [], {"thread": [], "process": []}
+    # Where a served run's CPU goes, per token: the server's processes and this (client) process, vs
+    # the offline engine's. On a machine with few cores they compete for the same cores.
+    cpu_per_token = {"offline engine": [], "server, thread": [], "server, process": [], "clients": []}
     failures = 0
     with contextlib.ExitStack() as stack:
         servers = {mode: stack.enter_context(launch("es-chat", max_num_seqs=clients, max_waiting=4 * clients,
@@ -373,12 +404,17 @@ def bench_server_vs_engine(clients: int, max_tokens: int, requests: int, rounds:
         for r in range(rounds):  # one runs at a time; the others idle
             engine = Engine(model, tok, max_num_seqs=clients)
             engine.generate(prompts[:2], replace(params, max_tokens=4))
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             engine.generate(prompts, params)  # all queued at once; at most `clients` run together
             offline.append(requests * max_tokens / (time.perf_counter() - t0))
+            cpu_per_token["offline engine"].append((time.process_time() - c0) / (requests * max_tokens))
             for mode in (list(served) if r % 2 == 0 else list(reversed(served))):
+                s0, c0 = cpu_s(servers[mode].proc.pid), time.process_time()
                 report = run_load(servers[mode].url, clients=clients, max_requests=requests, duration_s=None,
                                   max_tokens=max_tokens, ignore_eos=True)
+                n_tokens = max(1, report.output_tokens)
+                cpu_per_token["server, " + mode].append((cpu_s(servers[mode].proc.pid) - s0) / n_tokens)
+                cpu_per_token["clients"].append((time.process_time() - c0) / n_tokens)
                 failures += report.failures
                 served[mode].append(report.throughput_tokens_per_s)
     best, median = max(offline), statistics.median(offline)
@@ -388,6 +424,9 @@ def bench_server_vs_engine(clients: int, max_tokens: int, requests: int, rounds:
         print(f"{'server, ' + mode:16s} {max(rates):11.0f} {statistics.median(rates):8.0f} {max(rates) / best:10.2f} "
               f"{statistics.median(rates) / median:14.2f}")
     print(f"({failures} failures; goal: server/engine >= 0.70)")
+    print("CPU time per generated token, median (us): "
+          + ", ".join(f"{name} {1e6 * statistics.median(v):.0f}" for name, v in cpu_per_token.items())
+          + f" ({os.cpu_count()} CPUs)")
 
 
 def main() -> None:
