@@ -203,3 +203,14 @@ def widget_labels(page) -> list[dict]:
     return page.evaluate("""() => [...document.querySelectorAll('.jp-NotebookPanel .jupyter-widgets .widget-label')]
         .filter(l => l.textContent.trim() && l.offsetParent !== null)
         .map(l => ({text: l.textContent.trim(), cut: l.scrollWidth > l.clientWidth + 1}))""")
+
+
+def wait_formgrader_ready(page, timeout_s: float = 60) -> None:
+    """Wait until a Formgrader submission page has bound its score and comment fields to the gradebook.
+
+    The fields are in the HTML before formgrader's script has fetched the grades and comments: a value typed
+    earlier is wiped by the first render and its change event reaches no one, so nothing is saved (seen in CI).
+    """
+    page.wait_for_function(
+        "() => window.formgrader && formgrader.grades && formgrader.grades.loaded && formgrader.grade_uis.length > 0"
+        " && formgrader.comments && formgrader.comments.loaded", timeout=timeout_s * 1000)

@@ -124,6 +124,7 @@ def test_a_hand_score_and_comment_reach_the_regenerated_feedback_page(page, grad
     page.get_by_role("link", name=STUDENT).click()
     score = page.locator(f"input.score#{manual['grade_id']}")
     score.wait_for(timeout=60_000)
+    jl.wait_formgrader_ready(page)
     page.wait_for_selector("text=Respuesta del alumno", timeout=30_000)
     assert _visible_english(page) == []
     box = page.locator(f"textarea#{manual['grade_id']}-comment")

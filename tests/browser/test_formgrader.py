@@ -115,6 +115,7 @@ def test_a_score_given_in_formgrader_reaches_grades_csv(fg_page, course):
     fg_page.get_by_role("link", name="ana_correcta").click()
     score = fg_page.locator(f"input.score#{manual['grade_id']}")
     score.wait_for(timeout=60_000)
+    jl.wait_formgrader_ready(fg_page)
 
     # The grading view draws the lab's formulas itself: MathML, nothing fetched.
     heights = fg_page.evaluate("() => [...document.querySelectorAll('math')].map(m => m.getBoundingClientRect().height)")

@@ -40,6 +40,7 @@ class Expect:
     one_of: frozenset = frozenset()  # at least one of these flags
     outputs: tuple = ()  # text that must appear in the autograded notebook's outputs
     no_outputs: tuple = ()  # text that must not
+    notes: tuple = ()  # text that must appear in one of the grading record's notes
 
 
 @dataclasses.dataclass
@@ -536,17 +537,23 @@ def _raw(data: bytes):
 
 
 FORK_MEMORY = '''
-import ctypes, time
-# PyDLL keeps the GIL across fork(); CDLL releases it, and a child forked while another of the kernel's threads
-# held it would hang without allocating (seen once under load: the submission never passed the bound).
-_libc = ctypes.PyDLL(None)
-for _ in range(8):  # each child well under the per-process limit; together past the submission's bound
-    if _libc.fork() == 0:
-        datos = bytearray(400 * 2**20)
-        for i in range(0, len(datos), 4096):
-            datos[i] = 1
-        time.sleep(3600)
-        _libc._exit(0)
+import ctypes, sys, time
+# posix_spawn(), not fork(): a fork()ed copy of the kernel (a CPython with several threads) can hang at its first
+# switch of the GIL, waiting for a thread that exists only in the parent (5 of 8 children did, under load), and the
+# submission then never passes its bound. A spawned child is a fresh interpreter, started below Python's own hooks.
+_libc = ctypes.CDLL(None, use_errno=True)
+_programa = (b"import time\\n"
+             b"datos = bytearray(400 * 2**20)\\n"  # each child well under the per-process limit
+             b"for i in range(0, len(datos), 4096):\\n    datos[i] = 1\\n"
+             b"time.sleep(3600)\\n")
+_argv = (ctypes.c_char_p * 4)(sys.executable.encode(), b"-c", _programa, None)
+_env = (ctypes.c_char_p * 2)(b"PATH=/usr/bin:/bin", None)
+lanzados = 0
+for _ in range(8):  # together past the submission's bound
+    pid = ctypes.c_int()
+    if _libc.posix_spawn(ctypes.byref(pid), sys.executable.encode(), None, None, _argv, _env) == 0:
+        lanzados += 1
+print("procesos lanzados:", lanzados, flush=True)
 time.sleep(60)
 '''
 
@@ -681,8 +688,9 @@ CASES = [
     # Issue 29: faults as well as attacks.
     Case("folder_as_notebook", "una carpeta con el nombre del cuaderno", _folder_as_notebook,
          Expect(None, flags=frozenset({"FALLO"})), fast=True),
-    Case("fork_memory", "8 procesos con fork() de libc, cada uno bajo su límite, juntos por encima del de la "
-         "entrega", _full_plus(FORK_MEMORY), Expect("full", "at_most", flags=frozenset({"FALLO"}))),
+    Case("fork_memory", "8 procesos lanzados con posix_spawn() de libc, cada uno bajo su límite, juntos por encima "
+         "del de la entrega", _full_plus(FORK_MEMORY),
+         Expect("full", "at_most", flags=frozenset({"FALLO"}), notes=("superó el límite de memoria de la entrega",))),
     Case("harmless_machine_use", "setrlimit dentro de sus límites, descomprime un zip, llena /tmp y /dev/shm",
          _full_plus(HARMLESS), Expect("full", no_flags=frozenset({"sospechosa", "FALLO", "sin aislar"}),
                                       outputs=("uso inofensivo:",)), fast=True),

@@ -40,7 +40,7 @@ JAIL_UIDS = range(JAIL_BASE, JAIL_BASE + 1_000_000)
 LABS = labtools.lab_names()
 BY_NAME = {c.name: c for c in CASES}
 CONTROLS = ("control_full", "control_wrong")
-JAIL_MEMORY_MIB = 2560  # the bound on a whole submission (fork_memory goes past it with libc-forked children)
+JAIL_MEMORY_MIB = 2560  # the bound on a whole submission (fork_memory goes past it with children spawned from libc)
 
 
 def _params():
@@ -206,6 +206,8 @@ def test_case(batch, name):
                 assert needle in text, (lab, needle)
             for needle in expect.no_outputs:
                 assert needle not in text, (lab, needle)
+        for needle in expect.notes:
+            assert any(needle in note for note in r["notes"]), (lab, needle, r["notes"])
 
 
 def _outputs(notebook: Path) -> str:
